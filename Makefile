@@ -1,0 +1,28 @@
+# The two commands people run. Everything they need is installed by tools/bootstrap.sh.
+.PHONY: up test lint typecheck unit integration schema bootstrap
+
+# uv lands here when tools/bootstrap.sh installs it with pip --user.
+export PATH := $(HOME)/.local/bin:$(PATH)
+
+bootstrap:
+	@bash tools/bootstrap.sh
+
+up: bootstrap
+	uv run --frozen gangway up
+
+test: bootstrap lint typecheck
+	uv run --frozen python -m gangway_localcluster.build
+	uv run --frozen pytest -n 2 --dist loadgroup tests
+
+lint:
+	uv run --frozen ruff check .
+	uv run --frozen ruff format --check .
+
+typecheck:
+	uv run --frozen mypy
+
+unit: bootstrap
+	uv run --frozen pytest tests/unit
+
+schema:
+	uv run --frozen python -m gangway_contracts.schema --write

@@ -1,0 +1,33 @@
+"""``gangway config check FILE``: which scheduler backends a configuration enables."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gangway_cli.output import print_errors, print_yaml
+from gangway_contracts.config import load_operator_config
+from gangway_contracts.errors import FieldError, FieldErrors
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    config = subparsers.add_parser("config", help="operator configuration")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    check = config_sub.add_parser(
+        "check", help="validate the scheduler section; print the default and enabled backends"
+    )
+    check.add_argument("file", type=Path, help="operator configuration YAML")
+    check.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        text = args.file.read_text()
+    except OSError as exc:
+        return print_errors([FieldError(field="", reason=f"{args.file}: {exc.strerror}")])
+    try:
+        config = load_operator_config(text)
+    except FieldErrors as exc:
+        return print_errors(exc.errors)
+    print_yaml({"default": config.default, "enabled": config.enabled})
+    return 0

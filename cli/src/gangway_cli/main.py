@@ -1,0 +1,28 @@
+"""Entry point of the ``gangway`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gangway_cli import config_check
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gangway",
+        description="Gang-scheduling backends for Grove workloads, as services over NATS.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    config_check.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.run(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""The ``scheduler`` section of the operator configuration (GREP-375), read with pydantic.
+
+    scheduler:
+      profiles:
+        - name: kai-scheduler
+        - name: default-scheduler
+          config: {gangScheduling: true}
+          default: true
+        - name: my-scheduler          # a third-party backend, enabled by declaring it
+          external: true
+      # or, Grove's later form instead of `default: true`:
+      # defaultProfileName: kai-scheduler
+
+Rules: ``default-scheduler`` (alias ``kube-scheduler``) is always enabled; at most one
+default (none: default-scheduler); built-in backends get typed configuration, unknown keys
+rejected; anything else must be declared ``external``. Every error names its field path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gangway_contracts.errors import FieldError, FieldErrors, field_path
+
+KAI_SCHEDULER: Final = "kai-scheduler"
+DEFAULT_SCHEDULER: Final = "default-scheduler"
+ALIASES: Final = {"kube-scheduler": DEFAULT_SCHEDULER}
+
+_DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class KubeSchedulerConfig(BaseModel):
+    """default-scheduler: with gangScheduling, PodGangs become Workload API objects."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    gang_scheduling: bool = Field(default=False, alias="gangScheduling")
+
+
+class KaiSchedulerConfig(BaseModel):
+    """kai-scheduler: no options yet; the model exists so unknown keys are caught."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+BUILTIN_CONFIG: Final[dict[str, type[BaseModel]]] = {
+    DEFAULT_SCHEDULER: KubeSchedulerConfig,
+    KAI_SCHEDULER: KaiSchedulerConfig,
+}
+
+
+class _Profile(BaseModel):
+    """A profile as written; the rules that span profiles are checked afterwards."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    config: dict[str, Any] | None = None
+    default: bool = False
+    external: bool = False
+
+
+class _SchedulerSection(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    profiles: list[_Profile] = []
+    default_profile_name: str | None = Field(default=None, alias="defaultProfileName")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One enabled backend, resolved: canonical name and typed (or passed-through) config."""
+
+    name: str
+    external: bool = False
+    config: BaseModel | dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    """The resolved scheduler configuration every service reads."""
+
+    default: str
+    profiles: dict[str, Profile]
+
+    @property
+    def enabled(self) -> list[str]:
+        return sorted(self.profiles)
+
+    def resolve(self, scheduler_name: str | None) -> str | None:
+        """Backend for a pod's schedulerName (None/empty → default); None if not enabled."""
+        if not scheduler_name:
+            return self.default
+        name = ALIASES.get(scheduler_name, scheduler_name)
+        return name if name in self.profiles else None
+
+    def kube_config(self) -> KubeSchedulerConfig:
+        config = self.profiles[DEFAULT_SCHEDULER].config
+        assert isinstance(config, KubeSchedulerConfig)
+        return config
+
+
+def _pydantic_errors(exc: ValidationError, *prefix: str | int) -> list[FieldError]:
+    errors = []
+    for err in exc.errors():
+        reason = err["msg"]
+        if err["type"] == "extra_forbidden":
+            reason = "unknown field"
+        errors.append(FieldError(field=field_path(*prefix, *err["loc"]), reason=reason))
+    return errors
+
+
+def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
+    """One profile as written → its canonical name and typed configuration."""
+    at = ("scheduler", "profiles", i)
+    name = ALIASES.get(p.name, p.name)
+    if p.external:
+        if name in BUILTIN_CONFIG:
+            reason = f'"{p.name}" is a built-in backend and cannot be external'
+            return [FieldError(field=field_path(*at, "external"), reason=reason)]
+        if not _DNS1123_LABEL.match(name) or len(name) > 63:
+            reason = (
+                f'"{p.name}" must be a DNS-1123 label: it is the pods\' schedulerName '
+                "and a NATS subject token"
+            )
+            return [FieldError(field=field_path(*at, "name"), reason=reason)]
+        return Profile(name=name, external=True, config=dict(p.config or {}))
+    if name not in BUILTIN_CONFIG:
+        supported = ", ".join(sorted([*BUILTIN_CONFIG, *ALIASES]))
+        reason = (
+            f'unknown scheduler "{p.name}": supported are {supported}; '
+            "declare a third-party backend with external: true"
+        )
+        return [FieldError(field=field_path(*at, "name"), reason=reason)]
+    try:
+        config = BUILTIN_CONFIG[name].model_validate(p.config or {})
+    except ValidationError as exc:
+        return _pydantic_errors(exc, *at, "config")
+    return Profile(name=name, config=config)
+
+
+def _resolve_default(
+    raw: _SchedulerSection, profiles: dict[str, Profile], index: dict[str, int]
+) -> str | FieldError:
+    """The default backend: a profile's ``default: true``, or defaultProfileName, or none."""
+    defaults = [n for n, i in index.items() if raw.profiles[i].default]
+    if len(defaults) > 1:
+        found = ", ".join(f"{n} (profiles[{index[n]}].default)" for n in defaults)
+        reason = f"at most one profile may be default, found {found}"
+        return FieldError(field="scheduler.profiles", reason=reason)
+    if raw.default_profile_name is None:
+        return defaults[0] if defaults else DEFAULT_SCHEDULER
+    where = "scheduler.defaultProfileName"
+    if defaults:
+        reason = (
+            "set either defaultProfileName or a profile's default: true, not both "
+            f"(profiles[{index[defaults[0]]}].default is true)"
+        )
+        return FieldError(field=where, reason=reason)
+    named = ALIASES.get(raw.default_profile_name, raw.default_profile_name)
+    if named not in profiles:
+        reason = (
+            f'"{raw.default_profile_name}" names no configured profile '
+            f"(configured: {', '.join(sorted(profiles))})"
+        )
+        return FieldError(field=where, reason=reason)
+    return named
+
+
+def parse_scheduler_config(section: Any) -> SchedulerConfig:
+    """Validate the ``scheduler`` section; raise FieldErrors listing every problem."""
+    try:
+        raw = _SchedulerSection.model_validate({} if section is None else section)
+    except ValidationError as exc:
+        raise FieldErrors(_pydantic_errors(exc, "scheduler")) from None
+
+    errors: list[FieldError] = []
+    profiles: dict[str, Profile] = {}
+    index: dict[str, int] = {}  # canonical name → where it was configured
+    for i, written in enumerate(raw.profiles):
+        resolved = _resolve_profile(i, written)
+        if isinstance(resolved, list):
+            errors.extend(resolved)
+        elif resolved.name in profiles:
+            reason = (
+                f'"{resolved.name}" is already configured at '
+                f"scheduler.profiles[{index[resolved.name]}]"
+            )
+            errors.append(FieldError(field=f"scheduler.profiles[{i}].name", reason=reason))
+        else:
+            profiles[resolved.name] = resolved
+            index[resolved.name] = i
+
+    # default-scheduler is always enabled (GREP-375), listed or not.
+    profiles.setdefault(
+        DEFAULT_SCHEDULER, Profile(name=DEFAULT_SCHEDULER, config=KubeSchedulerConfig())
+    )
+    default = _resolve_default(raw, profiles, index)
+    if isinstance(default, FieldError):
+        errors.append(default)
+    if errors:
+        raise FieldErrors(errors)
+    assert isinstance(default, str)
+    return SchedulerConfig(default=default, profiles=profiles)
+
+
+def load_operator_config(text: str) -> SchedulerConfig:
+    """Read an operator configuration YAML document and validate its ``scheduler`` section."""
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise FieldErrors([FieldError(field="", reason=f"not valid YAML: {exc}")]) from None
+    if document is None:
+        document = {}
+    if not isinstance(document, Mapping):
+        raise FieldErrors([FieldError(field="", reason="the configuration must be a YAML mapping")])
+    if "scheduler" not in document:
+        raise FieldErrors(
+            [FieldError(field="scheduler", reason="required: the scheduler section is missing")]
+        )
+    return parse_scheduler_config(document["scheduler"])

@@ -1,0 +1,45 @@
+"""Field errors: the one error shape every Gangway boundary speaks.
+
+Rendered the way kube-apiserver renders field errors, so a user reads
+``spec.template.cliques[1].spec.minAvailable: must be <= replicas (3)``
+whether it came from admission, a backend's validation or ``gangway config check``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+
+class FieldError(msgspec.Struct, frozen=True, kw_only=True):
+    """One problem with one field: where it is and why it is wrong."""
+
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}" if self.field else self.reason
+
+
+def field_path(*parts: str | int) -> str:
+    """Join path parts the apiserver way: names with dots, list indices in brackets.
+
+    >>> field_path("spec", "template", "cliques", 1, "spec", "minAvailable")
+    'spec.template.cliques[1].spec.minAvailable'
+    """
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part:
+            out += f".{part}" if out else part
+    return out
+
+
+class FieldErrors(Exception):
+    """Raised at a boundary with every problem found, not just the first."""
+
+    def __init__(self, errors: Iterable[FieldError]) -> None:
+        self.errors: Sequence[FieldError] = tuple(errors)
+        super().__init__("\n".join(str(e) for e in self.errors))

@@ -1,0 +1,88 @@
+"""Journal domain events: what each service decided, one tagged union.
+
+Every event names the workload (the PodCliqueSet) it belongs to, when it happened, which
+service decided it and the trace it is part of, so ``gangway trace ns/pcs`` can rebuild a
+timeline from the journal alone. The ``type`` field carries the class name.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from gangway_contracts.errors import FieldError
+from gangway_contracts.k8s import NamespacedName, Wire
+
+
+class JournalEvent(Wire, frozen=True, kw_only=True, tag_field="type", tag=True):
+    workload: NamespacedName
+    at: datetime
+    service: str
+    trace_id: str = ""
+
+
+class PodCliqueSetObserved(JournalEvent, frozen=True, kw_only=True):
+    generation: int
+
+
+class PodGangPlanned(JournalEvent, frozen=True, kw_only=True):
+    podgangs: list[str]
+
+
+class PodGangCreated(JournalEvent, frozen=True, kw_only=True):
+    podgang: str
+    backend: str
+
+
+class PodGangDeleted(JournalEvent, frozen=True, kw_only=True):
+    podgang: str
+
+
+class PodsCreated(JournalEvent, frozen=True, kw_only=True):
+    podgang: str
+    pods: list[str]
+
+
+class PodGangInitialized(JournalEvent, frozen=True, kw_only=True):
+    podgang: str
+
+
+class BackendSynced(JournalEvent, frozen=True, kw_only=True):
+    podgang: str
+    backend: str
+    resources: list[str] = []
+
+
+class BackendSyncFailed(JournalEvent, frozen=True, kw_only=True):
+    podgang: str
+    backend: str
+    reason: str
+    message: str
+
+
+class GatesLifted(JournalEvent, frozen=True, kw_only=True):
+    podgang: str
+    pods: list[str]
+
+
+class AdmissionRejected(JournalEvent, frozen=True, kw_only=True):
+    operation: str
+    errors: list[FieldError]
+
+
+AnyJournalEvent = (
+    PodCliqueSetObserved
+    | PodGangPlanned
+    | PodGangCreated
+    | PodGangDeleted
+    | PodsCreated
+    | PodGangInitialized
+    | BackendSynced
+    | BackendSyncFailed
+    | GatesLifted
+    | AdmissionRejected
+)
+
+
+def event_type(event: JournalEvent) -> str:
+    """The tag value: also the last token of the event's journal subject."""
+    return type(event).__name__

@@ -1,0 +1,159 @@
+"""Views of Grove's PodCliqueSet (grove.io/v1alpha1) and PodGang (scheduler.grove.io/v1alpha1).
+
+Field names, required fields and defaults follow Grove's CRDs: a field the CRD requires has
+no default here, and a field the CRD defaults carries the same default, so a manifest read
+offline (``gangway plan``) means what the API server would store.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from gangway_contracts.k8s import Condition, NamespacedName, ObjectMeta, Wire
+
+GROVE_GROUP: Final = "grove.io"
+GROVE_VERSION: Final = "v1alpha1"
+PODCLIQUESET_API_VERSION: Final = f"{GROVE_GROUP}/{GROVE_VERSION}"
+PODCLIQUESET_PLURAL: Final = "podcliquesets"
+
+SCHEDULER_GROUP: Final = "scheduler.grove.io"
+SCHEDULER_VERSION: Final = "v1alpha1"
+PODGANG_API_VERSION: Final = f"{SCHEDULER_GROUP}/{SCHEDULER_VERSION}"
+PODGANG_PLURAL: Final = "podgangs"
+
+# podSpec is passed through untouched: Gangway copies it into pods but never interprets it,
+# and decoding a full PodSpec for every event would cost time for nothing.
+EMPTY_OBJECT: Final = msgspec.Raw(b"{}")
+
+
+# --- PodCliqueSet ---------------------------------------------------------------------------
+
+
+class PackLevels(Wire, frozen=True, kw_only=True):
+    """Topology levels (names such as ``rack``) a group must, or should, be packed into."""
+
+    required: str | None = None
+    preferred: str | None = None
+
+
+class TopologyConstraint(Wire, frozen=True, kw_only=True):
+    """PodCliqueSet-side topology constraint: level names, resolved to node-label keys later."""
+
+    pack: PackLevels | None = None
+    pack_domain: str | None = None  # deprecated by Grove in favour of pack.required
+    topology_name: str | None = None
+
+
+class PodCliqueSpec(Wire, frozen=True, kw_only=True):
+    replicas: int
+    role_name: str = ""
+    min_available: int | None = None  # Grove: defaults to replicas
+    starts_after: list[str] = []
+    pod_spec: msgspec.Raw = msgspec.field(default_factory=lambda: EMPTY_OBJECT)
+
+
+class PodCliqueTemplateSpec(Wire, frozen=True, kw_only=True):
+    name: str
+    spec: PodCliqueSpec
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    topology_constraint: TopologyConstraint | None = None
+
+
+class PodCliqueScalingGroupConfig(Wire, frozen=True, kw_only=True):
+    name: str
+    clique_names: list[str]
+    replicas: int = 1
+    min_available: int = 1
+    annotations: dict[str, str] = {}
+    topology_constraint: TopologyConstraint | None = None
+
+
+class PodCliqueSetTemplateSpec(Wire, frozen=True, kw_only=True):
+    cliques: list[PodCliqueTemplateSpec]
+    pod_clique_scaling_groups: list[PodCliqueScalingGroupConfig] = []
+    priority_class_name: str | None = None
+    topology_constraint: TopologyConstraint | None = None
+    termination_delay: str | None = None
+    clique_startup_type: str = "CliqueStartupTypeAnyOrder"
+
+
+class PodCliqueSetSpec(Wire, frozen=True, kw_only=True):
+    template: PodCliqueSetTemplateSpec
+    replicas: int = 0
+
+
+class PodGangStatusSummary(Wire, frozen=True, kw_only=True):
+    name: str
+    phase: str
+    conditions: list[Condition] = []
+
+
+class PodCliqueSetStatus(Wire, frozen=True, kw_only=True):
+    observed_generation: int | None = None
+    replicas: int | None = None
+    available_replicas: int = 0
+    updated_replicas: int = 0
+    conditions: list[Condition] = []
+    pod_gang_statuses: list[PodGangStatusSummary] = []
+
+
+class PodCliqueSet(Wire, frozen=True, kw_only=True):
+    metadata: ObjectMeta
+    spec: PodCliqueSetSpec
+    api_version: str = PODCLIQUESET_API_VERSION
+    kind: str = "PodCliqueSet"
+    status: PodCliqueSetStatus | None = None
+
+
+# --- PodGang --------------------------------------------------------------------------------
+
+
+class PackConstraint(Wire, frozen=True, kw_only=True):
+    """PodGang-side constraint: node-label keys, as the scheduler sees them."""
+
+    required: str | None = None
+    preferred: str | None = None
+
+
+class PodGangTopologyConstraint(Wire, frozen=True, kw_only=True):
+    pack_constraint: PackConstraint | None = None
+
+
+class PodGroup(Wire, frozen=True, kw_only=True):
+    """One clique of a gang: the pods that belong to it and how many must be placed together."""
+
+    name: str
+    pod_references: list[NamespacedName]
+    min_replicas: int
+    topology_constraint: PodGangTopologyConstraint | None = None
+
+
+class TopologyConstraintGroupConfig(Wire, frozen=True, kw_only=True):
+    name: str
+    pod_group_names: list[str]
+    topology_constraint: PodGangTopologyConstraint | None = None
+
+
+class PodGangSpec(Wire, frozen=True, kw_only=True):
+    podgroups: list[PodGroup]
+    topology_constraint: PodGangTopologyConstraint | None = None
+    topology_constraint_group_configs: list[TopologyConstraintGroupConfig] = []
+    priority_class_name: str | None = None
+    reuse_reservation_ref: NamespacedName | None = None
+
+
+class PodGangStatus(Wire, frozen=True, kw_only=True):
+    phase: str
+    conditions: list[Condition] = []
+    placement_score: float | None = None
+
+
+class PodGang(Wire, frozen=True, kw_only=True):
+    metadata: ObjectMeta
+    spec: PodGangSpec
+    api_version: str = PODGANG_API_VERSION
+    kind: str = "PodGang"
+    status: PodGangStatus | None = None

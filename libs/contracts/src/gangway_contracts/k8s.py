@@ -1,0 +1,61 @@
+"""The slices of Kubernetes object metadata Gangway reads, as msgspec structs.
+
+Every view decodes the JSON the API server returns. Unknown fields are ignored on decode,
+so a newer API server or a newer Grove never breaks an older service. Python names are
+snake_case; on the wire they are camelCase exactly as Kubernetes spells them.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Wire(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """Base of every wire struct: immutable, keyword-only, camelCase, defaults left out."""
+
+
+class OwnerReference(Wire, frozen=True, kw_only=True):
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(Wire, frozen=True, kw_only=True):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    generation: int = 0
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    owner_references: list[OwnerReference] = []
+    finalizers: list[str] = []
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+
+
+class Condition(Wire, frozen=True, kw_only=True):
+    """metav1.Condition: the shape Grove's status conditions use."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_transition_time: str
+    observed_generation: int | None = None
+
+
+class NamespacedName(Wire, frozen=True, kw_only=True):
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def find_condition(conditions: list[Condition], type_: str) -> Condition | None:
+    """The condition of the given type, or None: condition lists are maps keyed by type."""
+    return next((c for c in conditions if c.type == type_), None)

@@ -1,0 +1,32 @@
+"""Label, annotation, condition and gate names Gangway and Grove put on objects.
+
+Grove's names are kept exactly, so tools written for Grove read Gangway's objects.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Grove's keys (operator/api/common/labels.go, scheduler reference).
+PART_OF: Final = "app.kubernetes.io/part-of"
+MANAGED_BY: Final = "app.kubernetes.io/managed-by"
+PODGANG: Final = "grove.io/podgang"
+PODCLIQUE: Final = "grove.io/podclique"
+BASE_PODGANG: Final = "grove.io/base-podgang"
+PCS_REPLICA_INDEX: Final = "grove.io/podcliqueset-replica-index"
+SCALING_GROUP: Final = "grove.io/podcliquescalinggroup"
+SCALING_GROUP_REPLICA_INDEX: Final = "grove.io/podcliquescalinggroup-replica-index"
+POD_INDEX: Final = "grove.io/podclique-pod-index"
+SCHEDULER_NAME: Final = "grove.io/scheduler-name"
+TOPOLOGY_NAME: Final = "grove.io/topology-name"
+
+# The gate every Gangway pod is created with; only the podgang service removes it.
+PODGANG_PENDING_CREATION_GATE: Final = "grove.io/podgang-pending-creation"
+
+# Ours.
+MANAGED_BY_GANGWAY: Final = "gangway"
+TRACEPARENT_ANNOTATION: Final = "gangway.dev/traceparent"
+
+# PodGang conditions: Initialized is the podgang service's, BackendSynced the backend's.
+INITIALIZED: Final = "Initialized"
+BACKEND_SYNCED: Final = "BackendSynced"

@@ -1,0 +1,3 @@
+"""The validating webhook for PodCliqueSets: structural checks, scheduler resolution, backend
+validation over NATS.
+"""

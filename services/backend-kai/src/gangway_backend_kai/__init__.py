@@ -1,0 +1,1 @@
+"""The kai-scheduler backend: PodGang to KAI PodGroup, pod preparation and validation over NATS."""

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what `make up` and `make test` need on a fresh machine: uv (from PyPI when
+# missing) and the workspace environment pinned by uv.lock. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v uv >/dev/null 2>&1; then
+  python3 -m pip install --quiet --user "uv>=0.9" || python3 -m pip install --quiet "uv>=0.9"
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+uv sync --quiet --frozen --all-packages
