@@ -38,7 +38,8 @@ _DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 class KubeSchedulerConfig(BaseModel):
     """default-scheduler: with gangScheduling, PodGangs become Workload API objects."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: a quoted "false" is a mistake to report, not a string to coerce.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
     gang_scheduling: bool = Field(default=False, alias="gangScheduling")
 
 

@@ -39,7 +39,10 @@ MESSAGES: Final[dict[str, Any]] = {
     "Pod": Pod,
 }
 
-SCHEMA_FILE: Final = Path(__file__).resolve().parents[2] / "schema" / f"{CONTRACTS_VERSION}.json"
+SCHEMA_DIR: Final = Path(__file__).resolve().parents[2] / "schema"
+SCHEMA_FILE: Final = SCHEMA_DIR / f"{CONTRACTS_VERSION}.json"
+# The schema as v1 was first released; tests check every later v1 only adds to it.
+BASELINE_FILE: Final = SCHEMA_DIR / f"{CONTRACTS_VERSION}-baseline.json"
 
 
 def contracts_schema() -> dict[str, Any]:
@@ -52,6 +55,34 @@ def contracts_schema() -> dict[str, Any]:
         "messages": dict(zip(MESSAGES, schemas, strict=True)),
         "$defs": dict(sorted(components.items())),
     }
+
+
+def breaking_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What ``new`` breaks for a reader or writer of ``old``: within a version only additions
+    are allowed (new optional fields, new structs, new members of a union)."""
+    problems: list[str] = []
+    for name, old_def in old["$defs"].items():
+        new_def = new["$defs"].get(name)
+        if new_def is None:
+            problems.append(f"{name}: removed")
+            continue
+        new_props = new_def.get("properties", {})
+        for prop, prop_schema in old_def.get("properties", {}).items():
+            if prop not in new_props:
+                problems.append(f"{name}.{prop}: removed")
+            elif new_props[prop] != prop_schema:
+                problems.append(f"{name}.{prop}: changed")
+        added = set(new_def.get("required", [])) - set(old_def.get("required", []))
+        problems.extend(f"{name}.{prop}: newly required" for prop in sorted(added))
+    for message, old_schema in old["messages"].items():
+        new_schema = new["messages"].get(message)
+        if new_schema is None:
+            problems.append(f"message {message}: removed")
+            continue
+        old_members = {m.get("$ref") for m in old_schema.get("anyOf", [old_schema])}
+        new_members = {m.get("$ref") for m in new_schema.get("anyOf", [new_schema])}
+        problems.extend(f"message {message}: {ref} removed" for ref in old_members - new_members)
+    return problems
 
 
 def render(schema: dict[str, Any]) -> str:

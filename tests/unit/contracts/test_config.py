@@ -1,0 +1,218 @@
+"""The scheduler section: every GREP-375 rule, one row each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gangway_contracts.config import (
+    KubeSchedulerConfig,
+    load_operator_config,
+    parse_scheduler_config,
+)
+from gangway_contracts.errors import FieldErrors
+
+ACCEPTED: list[tuple[str, Any, str, list[str]]] = [
+    ("absent section", None, "default-scheduler", ["default-scheduler"]),
+    ("no profiles", {"profiles": []}, "default-scheduler", ["default-scheduler"]),
+    (
+        "kai listed, nobody default",
+        {"profiles": [{"name": "kai-scheduler"}]},
+        "default-scheduler",
+        ["default-scheduler", "kai-scheduler"],
+    ),
+    (
+        "kai default",
+        {"profiles": [{"name": "kai-scheduler", "default": True}]},
+        "kai-scheduler",
+        ["default-scheduler", "kai-scheduler"],
+    ),
+    (
+        "kube-scheduler is an alias",
+        {"profiles": [{"name": "kube-scheduler", "default": True}]},
+        "default-scheduler",
+        ["default-scheduler"],
+    ),
+    (
+        "defaultProfileName form",
+        {"profiles": [{"name": "kai-scheduler"}], "defaultProfileName": "kai-scheduler"},
+        "kai-scheduler",
+        ["default-scheduler", "kai-scheduler"],
+    ),
+    (
+        "defaultProfileName may name the always-enabled default-scheduler",
+        {"profiles": [{"name": "kai-scheduler"}], "defaultProfileName": "default-scheduler"},
+        "default-scheduler",
+        ["default-scheduler", "kai-scheduler"],
+    ),
+    (
+        "third-party backend declared external",
+        {"profiles": [{"name": "my-scheduler", "external": True, "default": True}]},
+        "my-scheduler",
+        ["default-scheduler", "my-scheduler"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("section", "default", "enabled"), [c[1:] for c in ACCEPTED], ids=[c[0] for c in ACCEPTED]
+)
+def test_accepted(section: Any, default: str, enabled: list[str]) -> None:
+    config = parse_scheduler_config(section)
+    assert (config.default, config.enabled) == (default, enabled)
+
+
+REJECTED: list[tuple[str, Any, list[str]]] = [
+    (
+        "unknown name lists the supported ones",
+        {"profiles": [{"name": "kai"}]},
+        [
+            'scheduler.profiles[0].name: unknown scheduler "kai": supported are '
+            "default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
+            "backend with external: true"
+        ],
+    ),
+    (
+        "two defaults",
+        {
+            "profiles": [
+                {"name": "kai-scheduler", "default": True},
+                {"name": "default-scheduler", "default": True},
+            ]
+        },
+        [
+            "scheduler.profiles: at most one profile may be default, found "
+            "kai-scheduler (profiles[0].default), default-scheduler (profiles[1].default)"
+        ],
+    ),
+    (
+        "both default forms",
+        {
+            "profiles": [{"name": "kai-scheduler", "default": True}],
+            "defaultProfileName": "kai-scheduler",
+        },
+        [
+            "scheduler.defaultProfileName: set either defaultProfileName or a profile's "
+            "default: true, not both (profiles[0].default is true)"
+        ],
+    ),
+    (
+        "defaultProfileName names nothing",
+        {"profiles": [{"name": "kai-scheduler"}], "defaultProfileName": "volcano"},
+        [
+            'scheduler.defaultProfileName: "volcano" names no configured profile '
+            "(configured: default-scheduler, kai-scheduler)"
+        ],
+    ),
+    (
+        "unknown key in a built-in backend's config",
+        {"profiles": [{"name": "kai-scheduler", "config": {"queue": "a"}}]},
+        ["scheduler.profiles[0].config.queue: unknown field"],
+    ),
+    (
+        "gangScheduling must be a boolean",
+        {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": "yes"}}]},
+        ["scheduler.profiles[0].config.gangScheduling: Input should be a valid boolean"],
+    ),
+    (
+        "a built-in cannot be external",
+        {"profiles": [{"name": "kai-scheduler", "external": True}]},
+        [
+            'scheduler.profiles[0].external: "kai-scheduler" is a built-in backend and cannot '
+            "be external"
+        ],
+    ),
+    (
+        "external name must be a DNS label",
+        {"profiles": [{"name": "My_Scheduler", "external": True}]},
+        [
+            'scheduler.profiles[0].name: "My_Scheduler" must be a DNS-1123 label: it is the '
+            "pods' schedulerName and a NATS subject token"
+        ],
+    ),
+    (
+        "alias and canonical name both listed",
+        {"profiles": [{"name": "default-scheduler"}, {"name": "kube-scheduler"}]},
+        [
+            'scheduler.profiles[1].name: "default-scheduler" is already configured at '
+            "scheduler.profiles[0]"
+        ],
+    ),
+    (
+        "typo in a profile key",
+        {"profiles": [{"name": "kai-scheduler", "defualt": True}]},
+        ["scheduler.profiles[0].defualt: unknown field"],
+    ),
+    (
+        "typo in the section",
+        {"profile": []},
+        ["scheduler.profile: unknown field"],
+    ),
+    (
+        "profiles must be a list",
+        {"profiles": {"name": "kai-scheduler"}},
+        ["scheduler.profiles: Input should be a valid list"],
+    ),
+    (
+        "every problem is reported, not just the first",
+        {"profiles": [{"name": "kai"}, {"name": "default-scheduler", "config": {"x": 1}}]},
+        [
+            'scheduler.profiles[0].name: unknown scheduler "kai": supported are '
+            "default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
+            "backend with external: true",
+            "scheduler.profiles[1].config.x: unknown field",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("section", "errors"), [c[1:] for c in REJECTED], ids=[c[0] for c in REJECTED]
+)
+def test_rejected(section: Any, errors: list[str]) -> None:
+    with pytest.raises(FieldErrors) as caught:
+        parse_scheduler_config(section)
+    assert [str(e) for e in caught.value.errors] == errors
+
+
+def test_typed_configs() -> None:
+    config = parse_scheduler_config(
+        {
+            "profiles": [
+                {"name": "default-scheduler", "config": {"gangScheduling": True}},
+                {"name": "my-scheduler", "external": True, "config": {"anything": [1, 2]}},
+            ]
+        }
+    )
+    assert config.kube_config() == KubeSchedulerConfig(gang_scheduling=True)
+    assert config.profiles["my-scheduler"].config == {"anything": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    ("pod_scheduler_name", "backend"),
+    [
+        (None, "kai-scheduler"),
+        ("", "kai-scheduler"),
+        ("kube-scheduler", "default-scheduler"),
+        ("kai-scheduler", "kai-scheduler"),
+        ("volcano", None),
+    ],
+)
+def test_resolve(pod_scheduler_name: str | None, backend: str | None) -> None:
+    config = parse_scheduler_config({"profiles": [{"name": "kai-scheduler", "default": True}]})
+    assert config.resolve(pod_scheduler_name) == backend
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("apiVersion: v1\n", "scheduler: required: the scheduler section is missing"),
+        ("- a\n- b\n", "the configuration must be a YAML mapping"),
+        ("scheduler: [\n", "not valid YAML"),
+    ],
+)
+def test_operator_config_document(text: str, error: str) -> None:
+    with pytest.raises(FieldErrors) as caught:
+        load_operator_config(text)
+    assert str(caught.value.errors[0]).startswith(error)
