@@ -25,12 +25,29 @@ subdomain = st.lists(label, min_size=1, max_size=4).map(".".join)
 kind = st.sampled_from([*subjects.Kind, "kai-podgroup", "workload"])
 
 
-@given(kind, st.one_of(st.just(""), label), st.one_of(st.just(""), label), subdomain)
-def test_object_subject_round_trips(kind: str, owner: str, namespace: str, name: str) -> None:
+prefix = st.from_regex(r"\A[a-z][a-z0-9-]{0,30}\Z")
+
+
+@given(prefix, kind, st.one_of(st.just(""), label), st.one_of(st.just(""), label), subdomain)
+def test_object_subject_round_trips(
+    prefix: str, kind: str, owner: str, namespace: str, name: str
+) -> None:
+    names = subjects.Subjects(prefix)
     key = subjects.ObjectKey(kind, owner, namespace, name)
-    subject = subjects.object_subject(key)
-    assert subjects.parse_object_subject(subject) == key
+    subject = names.object(key)
+    assert names.parse_object(subject) == key
     assert len(subject.split(".")) == 6  # tokens never leak from names
+
+
+def test_filters_and_stream_names() -> None:
+    names = subjects.Subjects("t-1")
+    assert names.objects_stream == "T_1_OBJECTS"
+    assert names.objects_filter(owner="kai-scheduler") == "t-1.objects.*.kai-scheduler.>"
+    assert names.objects_filter("podcliqueset", "") == "t-1.objects.podcliqueset.-.>"
+    assert names.journal_filter("ns", "my.pcs") == "t-1.journal.ns.my_pcs.*"
+    assert names.backend("kai-scheduler", subjects.BackendOperation.VALIDATE) == (
+        "t-1.backend.kai-scheduler.validate"
+    )
 
 
 pack = st.builds(

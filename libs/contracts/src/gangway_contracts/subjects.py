@@ -1,6 +1,8 @@
 """Every NATS subject, stream and service name Gangway uses. No other module spells one.
 
-Subjects (``.`` separates tokens, so names that may hold dots are escaped):
+All names hang off a prefix (``gangway`` unless configured), so one NATS can hold several
+installations, and each test its own. With the default prefix, the subjects are
+(``.`` separates tokens, so names that may hold dots are escaped):
 
 - ``gangway.objects.<kind>.<owner>.<namespace>.<name>``: the latest state of one Kubernetes
   object, kept compacted (one message per subject) in the OBJECTS stream. ``<owner>`` is the
@@ -14,23 +16,17 @@ Subjects (``.`` separates tokens, so names that may hold dots are escaped):
 from __future__ import annotations
 
 import enum
+import re
+from dataclasses import dataclass
 from typing import Final, NamedTuple
 
-PREFIX: Final = "gangway"
-
-OBJECTS_STREAM: Final = "GANGWAY_OBJECTS"
-JOURNAL_STREAM: Final = "GANGWAY_JOURNAL"
-DEADLETTER_STREAM: Final = "GANGWAY_DEADLETTER"
-
-OBJECTS_ROOT: Final = f"{PREFIX}.objects"
-JOURNAL_ROOT: Final = f"{PREFIX}.journal"
-DEADLETTER_ROOT: Final = f"{PREFIX}.deadletter"
-BACKEND_ROOT: Final = f"{PREFIX}.backend"
+DEFAULT_PREFIX: Final = "gangway"
 
 # "-" and "_" never occur as a whole Kubernetes name or inside one (DNS-1123 allows neither
 # a leading "-" nor "_"), so both encodings below can be reversed.
 NO_TOKEN: Final = "-"
 _DOT_ESCAPE: Final = "_"
+_PREFIX: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 
 # NATS headers; the W3C trace context rides in "traceparent"/"tracestate".
 MSG_ID_HEADER: Final = "Nats-Msg-Id"
@@ -67,56 +63,84 @@ def _decode(token: str) -> str:
     return "" if token == NO_TOKEN else token.replace(_DOT_ESCAPE, ".")
 
 
-def object_subject(key: ObjectKey) -> str:
-    return ".".join(
-        (
-            OBJECTS_ROOT,
-            key.kind,
-            _encode(key.owner),
-            _encode(key.namespace),
-            _encode(key.name),
-        )
-    )
+def _pattern(value: str) -> str:
+    return value if value in ("*", ">") else _encode(value)
 
 
-def parse_object_subject(subject: str) -> ObjectKey:
-    root = OBJECTS_ROOT + "."
-    if not subject.startswith(root):
-        raise ValueError(f"not an object subject: {subject!r}")
-    tokens = subject[len(root) :].split(".")
-    if len(tokens) != 4:
-        raise ValueError(f"object subject needs kind.owner.namespace.name: {subject!r}")
-    kind, owner, namespace, name = tokens
-    return ObjectKey(kind, _decode(owner), _decode(namespace), _decode(name))
+@dataclass(frozen=True)
+class Subjects:
+    """All names under one prefix: one Gangway installation (or one test) per prefix."""
 
+    prefix: str = DEFAULT_PREFIX
 
-def objects_filter(kind: str = "*", owner: str = "*") -> str:
-    """Consumer filter for one kind (and owner); ``*`` matches any."""
-    owner_token = owner if owner == "*" else _encode(owner)
-    return f"{OBJECTS_ROOT}.{kind}.{owner_token}.>"
+    def __post_init__(self) -> None:
+        if not _PREFIX.match(self.prefix):
+            raise ValueError(f"subject prefix {self.prefix!r} must match {_PREFIX.pattern}")
 
+    def _stream(self, name: str) -> str:
+        return f"{self.prefix.upper().replace('-', '_')}_{name}"
 
-def journal_subject(namespace: str, podcliqueset: str, event: str) -> str:
-    return f"{JOURNAL_ROOT}.{_encode(namespace)}.{_encode(podcliqueset)}.{event}"
+    @property
+    def objects_stream(self) -> str:
+        return self._stream("OBJECTS")
 
+    @property
+    def journal_stream(self) -> str:
+        return self._stream("JOURNAL")
 
-def journal_filter(namespace: str = "*", podcliqueset: str = "*") -> str:
-    ns = namespace if namespace == "*" else _encode(namespace)
-    pcs = podcliqueset if podcliqueset == "*" else _encode(podcliqueset)
-    return f"{JOURNAL_ROOT}.{ns}.{pcs}.*"
+    @property
+    def deadletter_stream(self) -> str:
+        return self._stream("DEADLETTER")
 
+    @property
+    def objects_root(self) -> str:
+        return f"{self.prefix}.objects"
 
-def deadletter_subject(service: str) -> str:
-    return f"{DEADLETTER_ROOT}.{service}"
+    @property
+    def journal_root(self) -> str:
+        return f"{self.prefix}.journal"
 
+    @property
+    def deadletter_root(self) -> str:
+        return f"{self.prefix}.deadletter"
 
-def backend_subject(backend: str, operation: BackendOperation) -> str:
-    return f"{BACKEND_ROOT}.{backend}.{operation.value}"
+    @property
+    def backend_root(self) -> str:
+        return f"{self.prefix}.backend"
 
+    def object(self, key: ObjectKey) -> str:
+        tokens = (key.kind, _encode(key.owner), _encode(key.namespace), _encode(key.name))
+        return ".".join((self.objects_root, *tokens))
 
-def backend_service_name(backend: str) -> str:
-    """Name of the NATS micro service a backend registers (``$SRV.INFO`` shows it)."""
-    return f"gangway-backend-{backend}"
+    def parse_object(self, subject: str) -> ObjectKey:
+        root = self.objects_root + "."
+        if not subject.startswith(root):
+            raise ValueError(f"not an object subject: {subject!r}")
+        tokens = subject[len(root) :].split(".")
+        if len(tokens) != 4:
+            raise ValueError(f"object subject needs kind.owner.namespace.name: {subject!r}")
+        kind, owner, namespace, name = tokens
+        return ObjectKey(kind, _decode(owner), _decode(namespace), _decode(name))
+
+    def objects_filter(self, kind: str = "*", owner: str = "*") -> str:
+        """Consumer filter for one kind (and owner); ``*`` matches any."""
+        return f"{self.objects_root}.{_pattern(kind)}.{_pattern(owner)}.>"
+
+    def journal(self, namespace: str, podcliqueset: str, event: str) -> str:
+        return f"{self.journal_root}.{_encode(namespace)}.{_encode(podcliqueset)}.{event}"
+
+    def journal_filter(self, namespace: str = "*", podcliqueset: str = "*") -> str:
+        return f"{self.journal_root}.{_pattern(namespace)}.{_pattern(podcliqueset)}.*"
+
+    def deadletter(self, service: str) -> str:
+        return f"{self.deadletter_root}.{service}"
+
+    def backend(self, backend: str, operation: BackendOperation) -> str:
+        return f"{self.backend_root}.{backend}.{operation.value}"
+
+    def backend_service_name(self, backend: str) -> str:
+        """Name of the NATS micro service a backend registers (``$SRV.INFO`` shows it)."""
+        return f"{self.prefix}-backend-{backend}"
 
 
 def object_msg_id(uid: str, resource_version: str, deleted: bool = False) -> str:

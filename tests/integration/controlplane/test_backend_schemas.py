@@ -1,0 +1,93 @@
+"""The real schemas accept what backends will write: KAI PodGroups and Workload API objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.api_client import ApiClient
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from tests.support.environment import Cluster
+
+
+def kai_podgroup(min_member: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": "gang-0"},
+        "spec": {
+            "minMember": min_member,
+            "queue": "team-a",
+            "priorityClassName": "inference-high",
+            "subGroups": [
+                {"name": "router", "minMember": 2},
+                {"name": "prefill", "minSubGroup": 2},
+                {"name": "pleader", "minMember": 1, "parent": "prefill"},
+                {"name": "pworker", "minMember": 2, "parent": "prefill"},
+            ],
+            "topologyConstraint": {
+                "topology": "datacenter",
+                "preferredTopologyLevel": "topology.kubernetes.io/zone",
+            },
+        },
+    }
+
+
+async def test_kai_podgroup_v2alpha2(api: ApiClient, namespace: str) -> None:
+    custom = client.CustomObjectsApi(api)
+    args = ("scheduling.run.ai", "v2alpha2", namespace, "podgroups")
+    created = await custom.create_namespaced_custom_object(*args, kai_podgroup(5))
+    assert created["spec"]["subGroups"][2]["parent"] == "prefill"
+    bad = kai_podgroup(-1)
+    bad["metadata"]["name"] = "gang-1"
+    with pytest.raises(ApiException) as caught:
+        await custom.create_namespaced_custom_object(*args, bad)
+    assert "spec.minMember" in caught.value.body
+
+
+async def test_workload_api(api: ApiClient, namespace: str, cluster: Cluster) -> None:
+    custom = client.CustomObjectsApi(api)
+    version = cluster.control_plane.workload_api_version if cluster.control_plane else "v1alpha2"
+    if version != "v1alpha2":
+        pytest.skip(f"this control plane serves scheduling.k8s.io/{version}")
+    workload = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "Workload",
+        "metadata": {"name": "gang-0"},
+        "spec": {
+            "podGroupTemplates": [
+                {"name": "router", "schedulingPolicy": {"gang": {"minCount": 2}}},
+                {"name": "pworker", "schedulingPolicy": {"basic": {}}},
+            ]
+        },
+    }
+    await custom.create_namespaced_custom_object(
+        "scheduling.k8s.io", "v1alpha2", namespace, "workloads", workload
+    )
+    podgroup = {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": "gang-0-router"},
+        "spec": {
+            "podGroupTemplateRef": {
+                "workload": {"workloadName": "gang-0", "podGroupTemplateName": "router"}
+            },
+            "schedulingPolicy": {"gang": {"minCount": 2}},
+        },
+    }
+    created = await custom.create_namespaced_custom_object(
+        "scheduling.k8s.io", "v1alpha2", namespace, "podgroups", podgroup
+    )
+    assert created["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
+    # A pod joins the gang by naming its PodGroup (1.36: spec.schedulingGroup).
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="router-0"),
+        spec={
+            "containers": [{"name": "c", "image": "pause"}],
+            "schedulingGroup": {"podGroupName": "gang-0-router"},
+        },
+    )
+    created_pod = await client.CoreV1Api(api).create_namespaced_pod(namespace, pod)
+    assert created_pod.metadata.name == "router-0"

@@ -1,0 +1,169 @@
+"""PodGangs on the real API server: CRUD, watch, status subresource, 410 Gone, GC cascade."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client, watch
+from kubernetes_asyncio.client.api_client import ApiClient
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from gangway_contracts.codec import from_object
+from gangway_contracts.grove import PODGANG_PLURAL, SCHEDULER_GROUP, SCHEDULER_VERSION, PodGang
+from tests.support.manifests import fixture
+
+MERGE = "application/merge-patch+json"
+
+
+def podgang_manifest(namespace: str, name: str = "gang-0") -> dict[str, Any]:
+    manifest = fixture("podgangs/base-gang.yaml")
+    manifest["metadata"] = {"name": name, "namespace": namespace, "labels": {"test": "yes"}}
+    del manifest["status"]
+    for group in manifest["spec"]["podgroups"]:
+        group["podReferences"] = []  # created early, pods referenced later (GREP-375)
+    return manifest
+
+
+async def test_create_get_list_patch_and_status(api: ApiClient, namespace: str) -> None:
+    custom = client.CustomObjectsApi(api)
+    args = (SCHEDULER_GROUP, SCHEDULER_VERSION, namespace, PODGANG_PLURAL)
+    created = await custom.create_namespaced_custom_object(*args, podgang_manifest(namespace))
+    assert from_object(created, PodGang).metadata.generation == 1
+
+    got = from_object(await custom.get_namespaced_custom_object(*args, "gang-0"), PodGang)
+    assert got.spec.podgroups[0].name == "llama-disagg-0-router"
+    listed = await custom.list_namespaced_custom_object(*args, label_selector="test=yes")
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["gang-0"]
+
+    ref = [{"namespace": namespace, "name": "llama-disagg-0-router-0"}]
+    # A merge patch replaces the whole list: podgroups becomes this one entry.
+    patch = {
+        "spec": {
+            "podgroups": [{"name": "llama-disagg-0-router", "minReplicas": 1, "podReferences": ref}]
+        }
+    }
+    patched = await custom.patch_namespaced_custom_object(
+        *args, "gang-0", patch, _content_type=MERGE
+    )
+    assert patched["metadata"]["generation"] == 2
+
+    condition = {
+        "type": "Initialized",
+        "status": "False",
+        "reason": "PodsPending",
+        "message": "waiting for pods",
+        "lastTransitionTime": "2026-11-22T10:00:00Z",
+    }
+    status = await custom.patch_namespaced_custom_object_status(
+        *args,
+        "gang-0",
+        {"status": {"phase": "Pending", "conditions": [condition]}},
+        _content_type=MERGE,
+    )
+    view = from_object(status, PodGang)
+    assert view.status is not None
+    assert view.status.conditions[0].reason == "PodsPending"
+    assert view.metadata.generation == 2  # status writes never bump the generation
+
+    # The main resource ignores status, the status subresource ignores spec.
+    await custom.patch_namespaced_custom_object(
+        *args, "gang-0", {"status": {"phase": "Running"}}, _content_type=MERGE
+    )
+    again = await custom.get_namespaced_custom_object(*args, "gang-0")
+    assert again["status"]["phase"] == "Pending"
+
+
+async def test_schema_rejects_an_invalid_podgang(api: ApiClient, namespace: str) -> None:
+    custom = client.CustomObjectsApi(api)
+    bad = podgang_manifest(namespace)
+    del bad["spec"]["podgroups"][0]["minReplicas"]
+    with pytest.raises(ApiException) as caught:
+        await custom.create_namespaced_custom_object(
+            SCHEDULER_GROUP, SCHEDULER_VERSION, namespace, PODGANG_PLURAL, bad
+        )
+    assert caught.value.status == 422
+    assert "spec.podgroups[0].minReplicas: Required value" in caught.value.body
+
+
+async def test_watch_sees_changes_in_order(api: ApiClient, namespace: str) -> None:
+    custom = client.CustomObjectsApi(api)
+    args = (SCHEDULER_GROUP, SCHEDULER_VERSION, namespace, PODGANG_PLURAL)
+    listed = await custom.list_namespaced_custom_object(*args)
+    start = listed["metadata"]["resourceVersion"]
+
+    async def change() -> None:
+        await custom.create_namespaced_custom_object(*args, podgang_manifest(namespace))
+        await custom.patch_namespaced_custom_object(
+            *args, "gang-0", {"metadata": {"labels": {"step": "2"}}}, _content_type=MERGE
+        )
+        await custom.delete_namespaced_custom_object(*args, "gang-0")
+
+    seen: list[str] = []
+    writer = asyncio.create_task(change())
+    async with watch.Watch() as w:
+        async for event in w.stream(
+            custom.list_namespaced_custom_object,
+            *args,
+            resource_version=start,
+            timeout_seconds=20,
+        ):
+            seen.append(event["type"])
+            if event["type"] == "DELETED":
+                break
+    await writer
+    assert seen == ["ADDED", "MODIFIED", "DELETED"]
+
+
+async def test_watch_from_a_compacted_resource_version_is_gone(
+    api: ApiClient, namespace: str
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    args = (SCHEDULER_GROUP, SCHEDULER_VERSION, namespace, PODGANG_PLURAL)
+    await custom.create_namespaced_custom_object(*args, podgang_manifest(namespace))
+
+    async def watch_from_the_start() -> None:
+        async with watch.Watch() as w:
+            async for _ in w.stream(
+                custom.list_namespaced_custom_object,
+                *args,
+                resource_version="1",
+                timeout_seconds=10,
+            ):
+                pass
+
+    with pytest.raises(ApiException) as caught:
+        await watch_from_the_start()
+    assert caught.value.status == 410
+
+
+async def test_pods_owned_by_a_podgang_are_garbage_collected(
+    api: ApiClient, namespace: str
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    core = client.CoreV1Api(api)
+    args = (SCHEDULER_GROUP, SCHEDULER_VERSION, namespace, PODGANG_PLURAL)
+    gang = await custom.create_namespaced_custom_object(*args, podgang_manifest(namespace))
+    owner = client.V1OwnerReference(
+        api_version=f"{SCHEDULER_GROUP}/{SCHEDULER_VERSION}",
+        kind="PodGang",
+        name="gang-0",
+        uid=gang["metadata"]["uid"],
+        controller=True,
+        block_owner_deletion=True,
+    )
+    await core.create_namespaced_pod(
+        namespace,
+        client.V1Pod(
+            metadata=client.V1ObjectMeta(name="member-0", owner_references=[owner]),
+            spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="pause")]),
+        ),
+    )
+    await custom.delete_namespaced_custom_object(*args, "gang-0")
+    for _ in range(300):
+        pods = await core.list_namespaced_pod(namespace)
+        if not pods.items:
+            return
+        await asyncio.sleep(0.2)
+    pytest.fail("the garbage collector did not delete the PodGang's pod within 60s")

@@ -1,0 +1,45 @@
+"""The Go wrapper module: generated from the version alone, and what the binaries report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from gangway_localcluster import build
+
+
+def module_json(go_mod: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        ["go", "mod", "edit", "-json", str(go_mod)], capture_output=True, text=True, check=True
+    )
+    parsed: dict[str, Any] = json.loads(done.stdout)
+    return parsed
+
+
+def test_checked_in_module_is_what_the_generator_writes(tmp_path: Path) -> None:
+    modules, go = build.staging_modules(build.KUBERNETES_VERSION)
+    assert len(modules) == 33  # 1.36: the 31 of 1.35 plus cri-streaming and streaming
+    (tmp_path / "go.mod").write_text(
+        build.render_go_mod(build.KUBERNETES_VERSION, build.ETCD_VERSION, modules, go)
+    )
+    rendered = module_json(tmp_path / "go.mod")
+    checked_in = module_json(build.TOOLS_MODULE / "go.mod")
+    # `go mod tidy` adds the transitive requires; everything we write must stay as written.
+    for key in ("Module", "Go", "Godebug", "Replace", "Tool"):
+        assert checked_in.get(key) == rendered.get(key), key
+    tidy = {(r["Path"], r["Version"]) for r in checked_in["Require"]}
+    assert {(r["Path"], r["Version"]) for r in rendered["Require"]} <= tidy
+
+
+def test_binaries_report_the_pinned_versions() -> None:
+    binaries = build.ensure_binaries()
+    version = subprocess.run(
+        [binaries.kube_apiserver, "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    assert version.strip() == f"Kubernetes v{build.KUBERNETES_VERSION}"
+    etcd = subprocess.run(
+        [binaries.etcd, "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    assert f"etcd Version: {build.ETCD_VERSION}" in etcd

@@ -1,0 +1,48 @@
+"""Applying arbitrary manifests through kubernetes_asyncio, the way kubectl does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes_asyncio.client.api_client import ApiClient
+
+FIELD_MANAGER = "gangway-tests"
+_OBJECT = {200: "object", 201: "object"}
+
+
+async def _call(api: ApiClient, path: str, method: str, **kwargs: Any) -> Any:
+    return await api.call_api(
+        path,
+        method,
+        response_types_map=_OBJECT,
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
+        **kwargs,
+    )
+
+
+async def resource_path(api: ApiClient, doc: dict[str, Any], namespace: str) -> str:
+    """REST path of the object a manifest names, from API discovery."""
+    api_version: str = doc["apiVersion"]
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    discovery = await _call(api, base, "GET", header_params={"Accept": "application/json"})
+    resource = next(
+        r for r in discovery["resources"] if r["kind"] == doc["kind"] and "/" not in r["name"]
+    )
+    ns = doc.get("metadata", {}).get("namespace") or namespace
+    scope = f"/namespaces/{ns}" if resource["namespaced"] else ""
+    return f"{base}{scope}/{resource['name']}/{doc['metadata']['name']}"
+
+
+async def server_side_apply(
+    api: ApiClient, doc: dict[str, Any], namespace: str, dry_run: bool = False
+) -> dict[str, Any]:
+    path = await resource_path(api, doc, namespace)
+    query = [("fieldManager", FIELD_MANAGER), ("force", "true")]
+    if dry_run:
+        query.append(("dryRun", "All"))
+    headers = {"Content-Type": "application/apply-patch+yaml", "Accept": "application/json"}
+    result: dict[str, Any] = await _call(
+        api, path, "PATCH", query_params=query, body=doc, header_params=headers
+    )
+    return result
