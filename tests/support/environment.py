@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gangway_localcluster.controlplane import ControlPlane
+from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
 
@@ -25,16 +26,6 @@ from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
 class Cluster:
     kubeconfig: Path
     control_plane: ControlPlane | None  # None when the cluster is not ours to control
-
-
-def crd_files() -> list[Path]:
-    """Ours for grove.io and scheduler.grove.io; every third-party CRD from shared/."""
-    third_party = [
-        p
-        for p in sorted(SHARED_CRDS.rglob("*.yaml"))
-        if p.parent.name != "grove" or p.name.startswith("grove.io_clustertopologybindings")
-    ]
-    return [*sorted(DEPLOY_CRDS.glob("*.yaml")), *third_party]
 
 
 @contextmanager
@@ -46,7 +37,7 @@ def kubernetes() -> Iterator[Cluster]:
         with _k3s() as kubeconfig:
             yield Cluster(kubeconfig=kubeconfig, control_plane=None)
         return
-    with ControlPlane.start(crds=crd_files()) as cp:
+    with ControlPlane.start(crds=crd_files(DEPLOY_CRDS, SHARED_CRDS)) as cp:
         yield Cluster(kubeconfig=cp.kubeconfig, control_plane=cp)
 
 

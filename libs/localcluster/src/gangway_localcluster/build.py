@@ -1,4 +1,5 @@
-"""Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler from Go modules.
+"""Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl from Go
+modules.
 
 ``go install k8s.io/kubernetes/cmd/...@v1.x`` cannot work: k8s.io/kubernetes replaces every
 staging module (k8s.io/api, …) with a local directory and requires them at v0.0.0. A small
@@ -43,6 +44,7 @@ PACKAGES: Final = {
     "k8s.io/kubernetes/cmd/kube-apiserver": "kube-apiserver",
     "k8s.io/kubernetes/cmd/kube-controller-manager": "kube-controller-manager",
     "k8s.io/kubernetes/cmd/kube-scheduler": "kube-scheduler",
+    "k8s.io/kubernetes/cmd/kubectl": "kubectl",
 }
 
 TOOLS_MODULE: Final = Path(__file__).resolve().parents[4] / "tools" / "k8s"
@@ -65,6 +67,7 @@ class Binaries:
     kube_apiserver: Path
     kube_controller_manager: Path
     kube_scheduler: Path
+    kubectl: Path
     version: str
 
 
@@ -197,6 +200,7 @@ def ensure_binaries(version: str | None = None, log: bool = False) -> Binaries:
         kube_apiserver=path("kube-apiserver"),
         kube_controller_manager=path("kube-controller-manager"),
         kube_scheduler=path("kube-scheduler"),
+        kubectl=path("kubectl"),
         version=version,
     )
 
@@ -219,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         _go(["mod", "tidy"], TOOLS_MODULE)
         return 0
     binaries = ensure_binaries(log=True)
-    for field in ("etcd", "kube_apiserver", "kube_controller_manager", "kube_scheduler"):
+    for field in ("etcd", "kube_apiserver", "kube_controller_manager", "kube_scheduler", "kubectl"):
         print(f"{field.replace('_', '-')}: {getattr(binaries, field)}")
     return 0
 

@@ -1,0 +1,111 @@
+"""``gangway up``: Gangway's main job on this machine.
+
+Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager) with
+Gangway's CRDs and the scheduler CRDs it can find, nats-server with JetStream, and every
+Gangway service that exists as a separate process; prints where everything is; Ctrl-C
+stops all of it and removes what it created.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import time
+from functools import partial
+from pathlib import Path
+from typing import Final
+
+from gangway_localcluster.build import ensure_binaries
+from gangway_localcluster.controlplane import ControlPlane
+from gangway_localcluster.crds import crd_files
+from gangway_localcluster.nats import NatsServer
+
+REPO: Final = Path(__file__).resolve().parents[3]
+GANGWAY_CRDS: Final = REPO / "deploy" / "crds"
+# Scheduler CRDs (KAI, Volcano, …) are not Gangway's to ship: take them from a folder when
+# one is given or sits beside the checkout (the upstream copies this workplace provides).
+THIRD_PARTY_CRDS: Final = Path(
+    os.environ.get("GANGWAY_THIRD_PARTY_CRDS", REPO.parent / "shared" / "crds")
+)
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    up = subparsers.add_parser("up", help="run Gangway locally: control plane, NATS, services")
+    up.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="keep kubeconfig, logs and data here (default: a temp dir, removed)",
+    )
+    up.add_argument(
+        "--ready-file",
+        type=Path,
+        default=None,
+        help="write the environment here once everything is up (for scripts)",
+    )
+    up.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    say = partial(print, flush=True)
+    say("building or reusing the control-plane binaries…")
+    binaries = ensure_binaries(log=True)
+    state = args.state_dir
+    if state is not None:
+        state.mkdir(parents=True, exist_ok=True)
+    nats = NatsServer.start(workdir=state / "nats" if state else None)
+    try:
+        crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
+        cp = ControlPlane.start(binaries, workdir=state / "cluster" if state else None, crds=crds)
+    except BaseException:
+        nats.stop()
+        raise
+    try:
+        env = {
+            "KUBECONFIG": str(cp.kubeconfig),
+            "NATS_URL": nats.url,
+            "PATH": f"{binaries.kubectl.parent}:{os.environ.get('PATH', '')}",
+        }
+        say(
+            f"Kubernetes v{binaries.version} at {cp.server} "
+            f"(Workload API scheduling.k8s.io/{cp.workload_api_version})"
+        )
+        say(f"  kubeconfig: {cp.kubeconfig}")
+        say(f"  CRDs: {len(crds)} installed ({', '.join(p.stem for p in crds)})")
+        say(f"NATS with JetStream at {nats.url}")
+        say("Services: none yet — the watcher, podgang, backends and admission join as they land.")
+        say("Try, in another shell:")
+        for key in ("KUBECONFIG", "NATS_URL"):
+            say(f"  export {key}={shlex.quote(env[key])}")
+        say(f"  export PATH={shlex.quote(str(binaries.kubectl.parent))}:$PATH")
+        say("  kubectl get crds")
+        say("  kubectl create namespace ml")
+        say("  kubectl apply --server-side -f tests/fixtures/podcliquesets/single-clique.yaml")
+        say("Ctrl-C stops everything.")
+        if args.ready_file:
+            args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+        _wait_for_interrupt()
+    finally:
+        # A second Ctrl-C must not cut the clean-up short and leave processes behind.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        say("stopping…")
+        cp.stop()
+        nats.stop()
+    return 0
+
+
+def _wait_for_interrupt() -> None:
+    stop = False
+
+    def handler(signum: int, frame: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        while not stop:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
