@@ -20,6 +20,7 @@ lint:
 
 typecheck:
 	uv run --frozen mypy
+	uv run --frozen mypy tests
 
 unit: bootstrap
 	uv run --frozen pytest tests/unit

@@ -46,3 +46,10 @@ async def server_side_apply(
         api, path, "PATCH", query_params=query, body=doc, header_params=headers
     )
     return result
+
+
+async def merge_patch(api: ApiClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """JSON merge patch (RFC 7386) of any object by REST path; ``/status`` for the status."""
+    headers = {"Content-Type": "application/merge-patch+json", "Accept": "application/json"}
+    result: dict[str, Any] = await _call(api, path, "PATCH", body=body, header_params=headers)
+    return result

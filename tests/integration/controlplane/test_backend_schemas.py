@@ -44,7 +44,7 @@ async def test_kai_podgroup_v2alpha2(api: ApiClient, namespace: str) -> None:
     bad["metadata"]["name"] = "gang-1"
     with pytest.raises(ApiException) as caught:
         await custom.create_namespaced_custom_object(*args, bad)
-    assert "spec.minMember" in caught.value.body
+    assert "spec.minMember" in str(caught.value.body)
 
 
 async def test_workload_api(api: ApiClient, namespace: str, cluster: Cluster) -> None:
@@ -84,10 +84,10 @@ async def test_workload_api(api: ApiClient, namespace: str, cluster: Cluster) ->
     # A pod joins the gang by naming its PodGroup (1.36: spec.schedulingGroup).
     pod = client.V1Pod(
         metadata=client.V1ObjectMeta(name="router-0"),
-        spec={
-            "containers": [{"name": "c", "image": "pause"}],
-            "schedulingGroup": {"podGroupName": "gang-0-router"},
-        },
+        spec=client.V1PodSpec(
+            containers=[client.V1Container(name="c", image="pause")],
+            scheduling_group=client.V1PodSchedulingGroup(pod_group_name="gang-0-router"),
+        ),
     )
     created_pod = await client.CoreV1Api(api).create_namespaced_pod(namespace, pod)
     assert created_pod.metadata.name == "router-0"

@@ -61,7 +61,7 @@ async def test_key_value_put_get_watch(nc: NatsClient, subjects: Subjects) -> No
         await kv.put("podgang.ns.gang-0", b"a")
         await kv.put("podgang.ns.gang-0", b"b")
         assert (await kv.get("podgang.ns.gang-0")).value == b"b"
-        seen = []
+        seen: list[bytes] = []
         while len(seen) < 2:
             update = await asyncio.wait_for(watcher.updates(timeout=5), 10)
             if update is not None:

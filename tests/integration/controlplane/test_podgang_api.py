@@ -12,9 +12,15 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PODGANG_PLURAL, SCHEDULER_GROUP, SCHEDULER_VERSION, PodGang
+from tests.support.kube import merge_patch
 from tests.support.manifests import fixture
 
-MERGE = "application/merge-patch+json"
+
+def podgang_path(namespace: str, name: str) -> str:
+    return (
+        f"/apis/{SCHEDULER_GROUP}/{SCHEDULER_VERSION}/namespaces/{namespace}/"
+        f"{PODGANG_PLURAL}/{name}"
+    )
 
 
 def podgang_manifest(namespace: str, name: str = "gang-0") -> dict[str, Any]:
@@ -44,9 +50,7 @@ async def test_create_get_list_patch_and_status(api: ApiClient, namespace: str) 
             "podgroups": [{"name": "llama-disagg-0-router", "minReplicas": 1, "podReferences": ref}]
         }
     }
-    patched = await custom.patch_namespaced_custom_object(
-        *args, "gang-0", patch, _content_type=MERGE
-    )
+    patched = await merge_patch(api, podgang_path(namespace, "gang-0"), patch)
     assert patched["metadata"]["generation"] == 2
 
     condition = {
@@ -56,11 +60,10 @@ async def test_create_get_list_patch_and_status(api: ApiClient, namespace: str) 
         "message": "waiting for pods",
         "lastTransitionTime": "2026-11-22T10:00:00Z",
     }
-    status = await custom.patch_namespaced_custom_object_status(
-        *args,
-        "gang-0",
+    status = await merge_patch(
+        api,
+        podgang_path(namespace, "gang-0") + "/status",
         {"status": {"phase": "Pending", "conditions": [condition]}},
-        _content_type=MERGE,
     )
     view = from_object(status, PodGang)
     assert view.status is not None
@@ -68,9 +71,7 @@ async def test_create_get_list_patch_and_status(api: ApiClient, namespace: str) 
     assert view.metadata.generation == 2  # status writes never bump the generation
 
     # The main resource ignores status, the status subresource ignores spec.
-    await custom.patch_namespaced_custom_object(
-        *args, "gang-0", {"status": {"phase": "Running"}}, _content_type=MERGE
-    )
+    await merge_patch(api, podgang_path(namespace, "gang-0"), {"status": {"phase": "Running"}})
     again = await custom.get_namespaced_custom_object(*args, "gang-0")
     assert again["status"]["phase"] == "Pending"
 
@@ -84,7 +85,7 @@ async def test_schema_rejects_an_invalid_podgang(api: ApiClient, namespace: str)
             SCHEDULER_GROUP, SCHEDULER_VERSION, namespace, PODGANG_PLURAL, bad
         )
     assert caught.value.status == 422
-    assert "spec.podgroups[0].minReplicas: Required value" in caught.value.body
+    assert "spec.podgroups[0].minReplicas: Required value" in str(caught.value.body)
 
 
 async def test_watch_sees_changes_in_order(api: ApiClient, namespace: str) -> None:
@@ -95,8 +96,8 @@ async def test_watch_sees_changes_in_order(api: ApiClient, namespace: str) -> No
 
     async def change() -> None:
         await custom.create_namespaced_custom_object(*args, podgang_manifest(namespace))
-        await custom.patch_namespaced_custom_object(
-            *args, "gang-0", {"metadata": {"labels": {"step": "2"}}}, _content_type=MERGE
+        await merge_patch(
+            api, podgang_path(namespace, "gang-0"), {"metadata": {"labels": {"step": "2"}}}
         )
         await custom.delete_namespaced_custom_object(*args, "gang-0")
 

@@ -45,4 +45,4 @@ async def test_adding_a_gate_later_is_refused(api: ApiClient, namespace: str) ->
             "p", namespace, {"spec": {"schedulingGates": [{"name": GATE}]}}
         )
     assert caught.value.status == 422
-    assert "only deletion is allowed" in caught.value.body
+    assert "only deletion is allowed" in str(caught.value.body)

@@ -7,6 +7,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gangway_localcluster import build
 
 
@@ -43,3 +45,17 @@ def test_binaries_report_the_pinned_versions() -> None:
         [binaries.etcd, "--version"], capture_output=True, text=True, check=True
     ).stdout
     assert f"etcd Version: {build.ETCD_VERSION}" in etcd
+
+
+def test_kubebuilder_assets_are_used_per_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = build.ensure_binaries()
+    # setup-envtest ships etcd and kube-apiserver (and kubectl), not the controller manager.
+    for name in ("etcd", "kube-apiserver"):
+        (tmp_path / name).symlink_to(getattr(built, name.replace("-", "_")))
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(tmp_path))
+    binaries = build.ensure_binaries()
+    assert binaries.etcd == tmp_path / "etcd"
+    assert binaries.kube_apiserver == tmp_path / "kube-apiserver"
+    assert binaries.kube_controller_manager == built.kube_controller_manager
