@@ -105,6 +105,7 @@ class ControlPlane:
             _admin=admin,
             _owns_workdir=owns,
         )
+        processes.on_stop(cp.stop)
         try:
             etcd_url = cp._start_etcd()
             cp._start_apiserver(etcd_url, pki)
@@ -210,6 +211,7 @@ class ControlPlane:
         self._children.append(child)
 
     def stop(self) -> None:
+        processes.cancel_on_stop(self.stop)
         for child in reversed(self._children):
             child.stop()
         self._children.clear()

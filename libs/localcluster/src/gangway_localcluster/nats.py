@@ -74,15 +74,18 @@ class NatsServer:
             if owns:
                 shutil.rmtree(workdir, ignore_errors=True)
             raise
-        return cls(
+        server = cls(
             url=ports["nats"][0],
             workdir=workdir,
             monitor_url=monitor,
             _child=child,
             _owns_workdir=owns,
         )
+        processes.on_stop(server.stop)
+        return server
 
     def stop(self) -> None:
+        processes.cancel_on_stop(self.stop)
         if self._child is not None:
             self._child.stop()
             self._child = None

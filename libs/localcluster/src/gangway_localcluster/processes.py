@@ -26,6 +26,9 @@ from typing import Any, Final
 
 _PR_SET_PDEATHSIG: Final = 1
 _running: list[Child] = []
+# Clean-ups of what owns the children (temp dirs): run by stop_all, so a signal that lands
+# before the owner's own try/finally still leaves nothing behind.
+_cleanups: list[Callable[[], None]] = []
 
 
 def _die_with_parent() -> None:
@@ -86,10 +89,24 @@ def start(
     return child
 
 
+def on_stop(cleanup: Callable[[], None]) -> None:
+    """Run ``cleanup`` when everything is stopped (exit, SIGTERM, SIGHUP), unless cancelled."""
+    _install_handlers()
+    _cleanups.append(cleanup)
+
+
+def cancel_on_stop(cleanup: Callable[[], None]) -> None:
+    if cleanup in _cleanups:
+        _cleanups.remove(cleanup)
+
+
 def stop_all() -> None:
-    """Stop every child still running, newest first (dependents before what they need)."""
+    """Stop every child still running, newest first (dependents before what they need),
+    then run the registered clean-ups, newest first."""
     for child in reversed(list(_running)):
         child.stop()
+    for cleanup in reversed(list(_cleanups)):
+        cleanup()
 
 
 _handlers_installed = False
