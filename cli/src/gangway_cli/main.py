@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gangway_cli import config_check, up
+from gangway_cli import config_check, plan, up
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,6 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
     config_check.add_parser(subparsers)
+    plan.add_parser(subparsers)
     up.add_parser(subparsers)
     return parser
 

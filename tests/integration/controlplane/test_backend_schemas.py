@@ -47,11 +47,30 @@ async def test_kai_podgroup_v2alpha2(api: ApiClient, namespace: str) -> None:
     assert "spec.minMember" in str(caught.value.body)
 
 
+async def workload_api_v1alpha1(custom: client.CustomObjectsApi, namespace: str) -> None:
+    workload = {
+        "apiVersion": "scheduling.k8s.io/v1alpha1",
+        "kind": "Workload",
+        "metadata": {"name": "gang-0"},
+        "spec": {
+            "podGroups": [
+                {"name": "router", "policy": {"gang": {"minCount": 2}}},
+                {"name": "pworker", "policy": {"basic": {}}},
+            ]
+        },
+    }
+    created = await custom.create_namespaced_custom_object(
+        "scheduling.k8s.io", "v1alpha1", namespace, "workloads", workload
+    )
+    assert created["spec"]["podGroups"][0]["policy"] == {"gang": {"minCount": 2}}
+
+
 async def test_workload_api(api: ApiClient, namespace: str, cluster: Cluster) -> None:
     custom = client.CustomObjectsApi(api)
     version = cluster.control_plane.workload_api_version if cluster.control_plane else "v1alpha2"
-    if version != "v1alpha2":
-        pytest.skip(f"this control plane serves scheduling.k8s.io/{version}")
+    if version == "v1alpha1":  # Kubernetes 1.35 (GANGWAY_K8S_VERSION=1.35.x)
+        await workload_api_v1alpha1(custom, namespace)
+        return
     workload = {
         "apiVersion": "scheduling.k8s.io/v1alpha2",
         "kind": "Workload",

@@ -40,7 +40,7 @@ def test_binaries_report_the_pinned_versions() -> None:
     version = subprocess.run(
         [binaries.kube_apiserver, "--version"], capture_output=True, text=True, check=True
     ).stdout
-    assert version.strip() == f"Kubernetes v{build.KUBERNETES_VERSION}"
+    assert version.strip() == f"Kubernetes v{build.kubernetes_version()}"
     etcd = subprocess.run(
         [binaries.etcd, "--version"], capture_output=True, text=True, check=True
     ).stdout

@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 
+from gangway_contracts.codec import from_object
 from gangway_contracts.config import (
     KubeSchedulerConfig,
     load_operator_config,
     parse_scheduler_config,
 )
 from gangway_contracts.errors import FieldErrors
+from gangway_contracts.grove import PodCliqueSet
 
 ACCEPTED: list[tuple[str, Any, str, list[str]]] = [
     ("absent section", None, "default-scheduler", ["default-scheduler"]),
@@ -216,3 +218,61 @@ def test_operator_config_document(text: str, error: str) -> None:
     with pytest.raises(FieldErrors) as caught:
         load_operator_config(text)
     assert str(caught.value.errors[0]).startswith(error)
+
+
+def pcs_with(*scheduler_names: str | None) -> PodCliqueSet:
+    cliques = []
+    for i, name in enumerate(scheduler_names):
+        pod_spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i"}]}
+        if name is not None:
+            pod_spec["schedulerName"] = name
+        cliques.append({"name": f"c{i}", "spec": {"replicas": 1, "podSpec": pod_spec}})
+    return from_object(
+        {"metadata": {"name": "p"}, "spec": {"template": {"cliques": cliques}}}, PodCliqueSet
+    )
+
+
+@pytest.mark.parametrize(
+    ("names", "backend"),
+    [
+        ((None, None), "kai-scheduler"),
+        (("kube-scheduler", "default-scheduler"), "default-scheduler"),
+        (("kai-scheduler",), "kai-scheduler"),
+    ],
+)
+def test_backend_for(names: tuple[str | None, ...], backend: str) -> None:
+    config = parse_scheduler_config({"profiles": [{"name": "kai-scheduler", "default": True}]})
+    assert config.backend_for(pcs_with(*names)) == backend
+
+
+@pytest.mark.parametrize(
+    ("names", "errors"),
+    [
+        (
+            ("kai-scheduler", "default-scheduler"),
+            [
+                'spec.template.cliques[1].spec.podSpec.schedulerName: "default-scheduler" differs '
+                'from "kai-scheduler" (spec.template.cliques[0]): one PodCliqueSet, one scheduler'
+            ],
+        ),
+        (
+            (None, "kai-scheduler"),
+            [
+                "spec.template.cliques[0].spec.podSpec.schedulerName: unset while "
+                'spec.template.cliques[1] names "kai-scheduler": set it on every clique or on none'
+            ],
+        ),
+        (
+            ("volcano",),
+            [
+                'spec.template.cliques[0].spec.podSpec.schedulerName: "volcano" is not an enabled '
+                "scheduler backend (enabled: default-scheduler, kai-scheduler)"
+            ],
+        ),
+    ],
+)
+def test_backend_for_rejects(names: tuple[str | None, ...], errors: list[str]) -> None:
+    config = parse_scheduler_config({"profiles": [{"name": "kai-scheduler", "default": True}]})
+    with pytest.raises(FieldErrors) as caught:
+        config.backend_for(pcs_with(*names))
+    assert [str(e) for e in caught.value.errors] == errors

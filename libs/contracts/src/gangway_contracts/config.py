@@ -23,10 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import msgspec
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gangway_contracts.errors import FieldError, FieldErrors, field_path
+from gangway_contracts.grove import PodCliqueSet
 
 KAI_SCHEDULER: Final = "kai-scheduler"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
@@ -98,10 +100,69 @@ class SchedulerConfig:
         name = ALIASES.get(scheduler_name, scheduler_name)
         return name if name in self.profiles else None
 
+    def backend_for(self, pcs: PodCliqueSet) -> str:
+        """The backend that owns a PodCliqueSet's gangs, from its cliques' schedulerName.
+
+        All unset → the default profile; otherwise all must agree and name an enabled
+        backend. Raises FieldErrors naming the clique that disagrees or the unknown name.
+        """
+        names = [
+            (i, scheduler_name_of(c.spec.pod_spec)) for i, c in enumerate(pcs.spec.template.cliques)
+        ]
+        named = [(i, n) for i, n in names if n]
+        if not named:
+            return self.default
+        first_index, first = named[0]
+        errors = []
+        for i, name in named[1:]:
+            if ALIASES.get(name, name) != ALIASES.get(first, first):
+                errors.append(
+                    FieldError(
+                        field=field_path(*_POD_SPEC(i), "schedulerName"),
+                        reason=f'"{name}" differs from "{first}" '
+                        f"(spec.template.cliques[{first_index}]): one PodCliqueSet, one scheduler",
+                    )
+                )
+        if len(named) != len(names):
+            unset = next(i for i, n in names if not n)
+            errors.append(
+                FieldError(
+                    field=field_path(*_POD_SPEC(unset), "schedulerName"),
+                    reason=f'unset while spec.template.cliques[{first_index}] names "{first}": '
+                    "set it on every clique or on none",
+                )
+            )
+        backend = self.resolve(first)
+        if backend is None:
+            errors.append(
+                FieldError(
+                    field=field_path(*_POD_SPEC(first_index), "schedulerName"),
+                    reason=f'"{first}" is not an enabled scheduler backend '
+                    f"(enabled: {', '.join(self.enabled)})",
+                )
+            )
+        if errors:
+            raise FieldErrors(errors)
+        assert backend is not None
+        return backend
+
     def kube_config(self) -> KubeSchedulerConfig:
         config = self.profiles[DEFAULT_SCHEDULER].config
         assert isinstance(config, KubeSchedulerConfig)
         return config
+
+
+class _SchedulerNameOnly(msgspec.Struct, rename="camel"):
+    scheduler_name: str | None = None
+
+
+def scheduler_name_of(pod_spec: msgspec.Raw) -> str | None:
+    """A raw podSpec's schedulerName, decoding nothing else of it."""
+    return msgspec.json.decode(pod_spec, type=_SchedulerNameOnly).scheduler_name
+
+
+def _POD_SPEC(i: int) -> tuple[str | int, ...]:  # noqa: N802 - reads as a path constant
+    return ("spec", "template", "cliques", i, "spec", "podSpec")
 
 
 def _pydantic_errors(exc: ValidationError, *prefix: str | int) -> list[FieldError]:

@@ -157,3 +157,25 @@ class PodGang(Wire, frozen=True, kw_only=True):
     api_version: str = PODGANG_API_VERSION
     kind: str = "PodGang"
     status: PodGangStatus | None = None
+
+
+# --- ClusterTopologyBinding (cluster-scoped): topology level names → node-label keys --------
+
+
+class TopologyLevel(Wire, frozen=True, kw_only=True):
+    domain: str  # the level name workloads use, e.g. "rack"
+    key: str  # the node label that identifies it, e.g. "example.com/rack"
+
+
+class ClusterTopologyBindingSpec(Wire, frozen=True, kw_only=True):
+    levels: list[TopologyLevel]
+
+
+class ClusterTopologyBinding(Wire, frozen=True, kw_only=True):
+    metadata: ObjectMeta
+    spec: ClusterTopologyBindingSpec
+    api_version: str = PODCLIQUESET_API_VERSION
+    kind: str = "ClusterTopologyBinding"
+
+    def key_for(self, domain: str) -> str | None:
+        return next((level.key for level in self.spec.levels if level.domain == domain), None)

@@ -10,6 +10,7 @@ from typing import Final
 # Grove's keys (operator/api/common/labels.go, scheduler reference).
 PART_OF: Final = "app.kubernetes.io/part-of"
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
+COMPONENT: Final = "app.kubernetes.io/component"
 PODGANG: Final = "grove.io/podgang"
 PODCLIQUE: Final = "grove.io/podclique"
 BASE_PODGANG: Final = "grove.io/base-podgang"

@@ -1,0 +1,38 @@
+"""Reading the manifests a user hands to an offline subcommand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from gangway_contracts.errors import FieldError, FieldErrors
+
+
+def read_documents(path: Path) -> list[dict[str, Any]]:
+    """Every non-empty YAML document in the file; FieldErrors when unreadable."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise FieldErrors([FieldError(field="", reason=f"{path}: {exc.strerror}")]) from None
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise FieldErrors([FieldError(field="", reason=f"{path}: not valid YAML: {exc}")]) from None
+    bad = [i for i, d in enumerate(docs) if not isinstance(d, dict)]
+    if bad:
+        raise FieldErrors(
+            [FieldError(field="", reason=f"{path}: document {i} is not a mapping") for i in bad]
+        )
+    return docs
+
+
+def validation_error(exc: msgspec.ValidationError) -> FieldError:
+    """msgspec says "... - at `$.spec.replicas`": turn that into a field path and reason."""
+    message = str(exc)
+    reason, _, where = message.rpartition(" - at `")
+    if not reason:
+        return FieldError(field="", reason=message)
+    return FieldError(field=where.rstrip("`").removeprefix("$.").removeprefix("$"), reason=reason)

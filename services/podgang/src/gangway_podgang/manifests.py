@@ -1,0 +1,149 @@
+"""Planned gangs → the PodGang and Pod manifests the podgang service creates. Pure.
+
+Labels follow Grove's, so tools written for Grove read Gangway's objects; the PodGang is
+owned by its PodCliqueSet and each pod by its PodGang (deleting a PodCliqueSet cascades).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from gangway_contracts import labels
+from gangway_contracts.codec import to_object
+from gangway_contracts.grove import (
+    PODGANG_API_VERSION,
+    PodCliqueSet,
+    PodGangSpec,
+    PodGroup,
+    TopologyConstraintGroupConfig,
+)
+from gangway_contracts.k8s import NamespacedName
+from gangway_podgang.plan import PlannedGang, PlannedPodGroup
+
+
+def _owner(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def podgang_spec(
+    gang: PlannedGang, namespace: str, priority_class: str | None, pod_references: bool
+) -> PodGangSpec:
+    return PodGangSpec(
+        podgroups=[
+            PodGroup(
+                name=group.name,
+                min_replicas=group.min_replicas,
+                pod_references=[NamespacedName(namespace=namespace, name=pod) for pod in group.pods]
+                if pod_references
+                else [],
+                topology_constraint=group.topology,
+            )
+            for group in gang.podgroups
+        ],
+        topology_constraint=gang.topology,
+        topology_constraint_group_configs=[
+            TopologyConstraintGroupConfig(
+                name=c.name, pod_group_names=list(c.podgroups), topology_constraint=c.topology
+            )
+            for c in gang.group_configs
+        ],
+        priority_class_name=priority_class,
+    )
+
+
+def podgang_labels(gang: PlannedGang, pcs: PodCliqueSet, backend: str) -> dict[str, str]:
+    own = {
+        labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY,
+        labels.PART_OF: pcs.metadata.name,
+        labels.COMPONENT: "podgang",
+        labels.PCS_REPLICA_INDEX: str(gang.pcs_replica),
+        labels.SCHEDULER_NAME: backend,
+    }
+    if not gang.is_base:
+        own[labels.BASE_PODGANG] = gang.base
+    if gang.scaling_group:
+        own[labels.SCALING_GROUP] = gang.scaling_group
+    # The PodCliqueSet's own labels ride along; Gangway's keys win on conflict.
+    return {**pcs.metadata.labels, **own}
+
+
+def podgang_manifest(
+    gang: PlannedGang, pcs: PodCliqueSet, backend: str, pod_references: bool = False
+) -> dict[str, Any]:
+    """The PodGang object. Created with empty pod references (GREP-375: PodGangs exist
+    before their pods); ``pod_references=True`` shows the references it will hold."""
+    meta = pcs.metadata
+    topology = pcs.spec.template.topology_constraint
+    annotations = (
+        {labels.TOPOLOGY_NAME: topology.topology_name}
+        if topology and topology.topology_name
+        else {}
+    )
+    manifest: dict[str, Any] = {
+        "apiVersion": PODGANG_API_VERSION,
+        "kind": "PodGang",
+        "metadata": {
+            "name": gang.name,
+            "namespace": meta.namespace,
+            "labels": podgang_labels(gang, pcs, backend),
+            **({"annotations": annotations} if annotations else {}),
+            "ownerReferences": [_owner(pcs.api_version, pcs.kind, meta.name, meta.uid)],
+        },
+        "spec": to_object(
+            podgang_spec(
+                gang, meta.namespace, pcs.spec.template.priority_class_name, pod_references
+            )
+        ),
+    }
+    return manifest
+
+
+def pod_labels(
+    gang: PlannedGang, group: PlannedPodGroup, index: int, pcs: PodCliqueSet
+) -> dict[str, str]:
+    own = {
+        labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY,
+        labels.PART_OF: pcs.metadata.name,
+        labels.PODGANG: gang.name,
+        labels.PODCLIQUE: group.name,
+        labels.PCS_REPLICA_INDEX: str(gang.pcs_replica),
+        labels.POD_INDEX: str(index),
+    }
+    if group.scaling_group is not None:
+        own[labels.SCALING_GROUP] = group.scaling_group
+        own[labels.SCALING_GROUP_REPLICA_INDEX] = str(group.scaling_group_replica)
+    return {**group.clique.labels, **own}
+
+
+def pod_manifest(
+    gang: PlannedGang, group: PlannedPodGroup, index: int, pcs: PodCliqueSet, podgang_uid: str
+) -> dict[str, Any]:
+    """One pod, gated: the scheduler sees it only after the podgang service lifts the gate."""
+    spec: dict[str, Any] = msgspec.json.decode(group.clique.spec.pod_spec)
+    # Gates can only be set at creation, never added later (the API server refuses).
+    spec["schedulingGates"] = [
+        *[
+            g
+            for g in spec.get("schedulingGates", [])
+            if g.get("name") != labels.PODGANG_PENDING_CREATION_GATE
+        ],
+        {"name": labels.PODGANG_PENDING_CREATION_GATE},
+    ]
+    metadata: dict[str, Any] = {
+        "name": group.pods[index],
+        "namespace": pcs.metadata.namespace,
+        "labels": pod_labels(gang, group, index, pcs),
+        "ownerReferences": [_owner(PODGANG_API_VERSION, "PodGang", gang.name, podgang_uid)],
+    }
+    if group.clique.annotations:
+        metadata["annotations"] = dict(group.clique.annotations)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}

@@ -1,0 +1,232 @@
+"""PodCliqueSet → the PodGangs and pods it should have. Pure: no I/O, same input, same plan.
+
+Per PodCliqueSet replica ``r`` (Grove's names, GREP-375's gang layout):
+
+- base PodGang ``<pcs>-<r>``: every standalone clique, plus the cliques of every scaling-group
+  replica below the group's minAvailable — the smallest unit that can run at all;
+- one scaled PodGang ``<pcs>-<r>-<group>-<i>`` per scaling-group replica ``minAvailable + i``:
+  extra capacity, scheduled only after the base gang;
+- podgroup = one clique instance, named by its full name: ``<pcs>-<r>-<clique>`` standalone,
+  ``<pcs>-<r>-<group>-<g>-<clique>`` in scaling-group replica ``g``; minReplicas is the
+  clique's minAvailable (default: replicas); pods ``<podgroup>-<index>``.
+
+Topology pack levels (``rack``) become node-label keys through the ClusterTopologyBinding
+the PodCliqueSet names; a constraint that cannot be resolved is left out and reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from gangway_contracts.grove import (
+    ClusterTopologyBinding,
+    PackConstraint,
+    PodCliqueScalingGroupConfig,
+    PodCliqueSet,
+    PodCliqueTemplateSpec,
+    PodGangTopologyConstraint,
+    TopologyConstraint,
+)
+
+
+@dataclass(frozen=True)
+class PlannedPodGroup:
+    name: str  # the clique instance's full name
+    clique: PodCliqueTemplateSpec
+    min_replicas: int
+    pods: tuple[str, ...]
+    topology: PodGangTopologyConstraint | None
+    scaling_group: str | None = None  # the scaling group's full name, <pcs>-<r>-<group>
+    scaling_group_replica: int | None = None
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """One scaling-group replica's cliques packed together (topologyConstraintGroupConfigs)."""
+
+    name: str
+    podgroups: tuple[str, ...]
+    topology: PodGangTopologyConstraint
+
+
+@dataclass(frozen=True)
+class PlannedGang:
+    name: str
+    pcs_replica: int
+    base: str  # the base gang's name; equal to name for the base gang itself
+    podgroups: tuple[PlannedPodGroup, ...]
+    topology: PodGangTopologyConstraint | None
+    group_configs: tuple[GroupConfig, ...]
+    scaling_group: str | None = None  # for scaled gangs: the scaling group's full name
+
+    @property
+    def is_base(self) -> bool:
+        return self.name == self.base
+
+    @property
+    def pods(self) -> Iterator[tuple[PlannedPodGroup, int, str]]:
+        for group in self.podgroups:
+            for index, pod in enumerate(group.pods):
+                yield group, index, pod
+
+
+@dataclass(frozen=True)
+class UnresolvedTopology:
+    """A pack constraint left out of the plan: the reason becomes a PodCliqueSet condition."""
+
+    field: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    gangs: tuple[PlannedGang, ...]
+    unresolved_topology: tuple[UnresolvedTopology, ...] = ()
+
+
+class _Topology:
+    """Resolves pack levels to node-label keys, collecting what it cannot resolve."""
+
+    def __init__(self, pcs: PodCliqueSet, binding: ClusterTopologyBinding | None) -> None:
+        template = pcs.spec.template.topology_constraint
+        self.name = template.topology_name if template else None
+        self.binding = binding
+        self.unresolved: dict[str, UnresolvedTopology] = {}
+
+    def resolve(
+        self, constraint: TopologyConstraint | None, field: str
+    ) -> PodGangTopologyConstraint | None:
+        if constraint is None:
+            return None
+        required = constraint.pack.required if constraint.pack else None
+        required = required or constraint.pack_domain  # deprecated spelling of required
+        preferred = constraint.pack.preferred if constraint.pack else None
+        if not required and not preferred:
+            return None
+        keys = {"required": required, "preferred": preferred}
+        for which, level in list(keys.items()):
+            if level is None:
+                continue
+            key = self.binding.key_for(level) if self.binding else None
+            if key is None:
+                where = f"{field}.pack.{which}"
+                self.unresolved[where] = UnresolvedTopology(where, self._why(level))
+            keys[which] = key
+        if not keys["required"] and not keys["preferred"]:
+            return None
+        return PodGangTopologyConstraint(
+            pack_constraint=PackConstraint(required=keys["required"], preferred=keys["preferred"])
+        )
+
+    def _why(self, level: str) -> str:
+        if self.binding is None:
+            name = f' "{self.name}"' if self.name else ""
+            return f'level "{level}" cannot be resolved: no ClusterTopologyBinding{name} is known'
+        known = ", ".join(level.domain for level in self.binding.spec.levels)
+        return (
+            f'level "{level}" is not defined by ClusterTopologyBinding '
+            f'"{self.binding.metadata.name}" (levels: {known})'
+        )
+
+
+def _clique_instance(
+    fqn: str,
+    clique: PodCliqueTemplateSpec,
+    topology: PodGangTopologyConstraint | None,
+    group: str | None = None,
+    group_replica: int | None = None,
+) -> PlannedPodGroup:
+    spec = clique.spec
+    min_replicas = spec.replicas if spec.min_available is None else spec.min_available
+    return PlannedPodGroup(
+        name=fqn,
+        clique=clique,
+        min_replicas=min_replicas,
+        pods=tuple(f"{fqn}-{i}" for i in range(spec.replicas)),
+        topology=topology,
+        scaling_group=group,
+        scaling_group_replica=group_replica,
+    )
+
+
+def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = None) -> Plan:
+    template = pcs.spec.template
+    cliques = {c.name: (i, c) for i, c in enumerate(template.cliques)}
+    grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
+    topology = _Topology(pcs, binding)
+    clique_topology = {
+        name: topology.resolve(
+            c.topology_constraint, f"spec.template.cliques[{i}].topologyConstraint"
+        )
+        for name, (i, c) in cliques.items()
+    }
+    gang_topology = topology.resolve(
+        template.topology_constraint, "spec.template.topologyConstraint"
+    )
+    group_topology = {
+        g.name: topology.resolve(
+            g.topology_constraint, f"spec.template.podCliqueScalingGroups[{i}].topologyConstraint"
+        )
+        for i, g in enumerate(template.pod_clique_scaling_groups)
+    }
+
+    def group_replica(
+        group: PodCliqueScalingGroupConfig, group_fqn: str, g: int
+    ) -> tuple[list[PlannedPodGroup], list[GroupConfig]]:
+        members = [
+            _clique_instance(
+                f"{group_fqn}-{g}-{name}", cliques[name][1], clique_topology[name], group_fqn, g
+            )
+            for name in group.clique_names
+            if name in cliques  # a dangling name is admission's error to report
+        ]
+        constraint = group_topology[group.name]
+        configs = (
+            [GroupConfig(f"{group_fqn}-{g}", tuple(m.name for m in members), constraint)]
+            if constraint is not None
+            else []
+        )
+        return members, configs
+
+    gangs: list[PlannedGang] = []
+    for r in range(pcs.spec.replicas):
+        prefix = f"{pcs.metadata.name}-{r}"
+        base_groups = [
+            _clique_instance(f"{prefix}-{c.name}", c, clique_topology[c.name])
+            for c in template.cliques
+            if c.name not in grouped
+        ]
+        base_configs: list[GroupConfig] = []
+        scaled: list[PlannedGang] = []
+        for group in template.pod_clique_scaling_groups:
+            group_fqn = f"{prefix}-{group.name}"
+            for g in range(group.replicas):
+                members, configs = group_replica(group, group_fqn, g)
+                if g < group.min_available:
+                    base_groups.extend(members)
+                    base_configs.extend(configs)
+                else:
+                    scaled.append(
+                        PlannedGang(
+                            name=f"{group_fqn}-{g - group.min_available}",
+                            pcs_replica=r,
+                            base=prefix,
+                            podgroups=tuple(members),
+                            topology=gang_topology,
+                            group_configs=tuple(configs),
+                            scaling_group=group_fqn,
+                        )
+                    )
+        gangs.append(
+            PlannedGang(
+                name=prefix,
+                pcs_replica=r,
+                base=prefix,
+                podgroups=tuple(base_groups),
+                topology=gang_topology,
+                group_configs=tuple(base_configs),
+            )
+        )
+        gangs.extend(scaled)
+    return Plan(gangs=tuple(gangs), unresolved_topology=tuple(topology.unresolved.values()))
