@@ -15,16 +15,14 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import shutil
 import ssl
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 import yaml
 
@@ -49,9 +47,8 @@ class APIError(RuntimeError):
         super().__init__(f"HTTP {status}: {message}")
 
 
-@dataclass
-class ControlPlane:
-    workdir: Path
+@dataclass(kw_only=True)
+class ControlPlane(processes.Supervised):
     server: str
     kubeconfig: Path
     binaries: Binaries
@@ -59,8 +56,6 @@ class ControlPlane:
     _client_ca: CertificateAuthority
     _ca_pem: bytes
     _admin: KeyPair
-    _children: list[processes.Child] = field(default_factory=list)
-    _owns_workdir: bool = True
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -105,7 +100,6 @@ class ControlPlane:
             _admin=admin,
             _owns_workdir=owns,
         )
-        processes.on_stop(cp.stop)
         try:
             etcd_url = cp._start_etcd()
             cp._start_apiserver(etcd_url, pki)
@@ -209,25 +203,6 @@ class ControlPlane:
         if not child.alive():
             raise RuntimeError(f"kube-controller-manager exited:\n{child.log_tail()}")
         self._children.append(child)
-
-    def stop(self) -> None:
-        processes.cancel_on_stop(self.stop)
-        for child in reversed(self._children):
-            child.stop()
-        self._children.clear()
-        if self._owns_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # --- access -------------------------------------------------------------------------
 

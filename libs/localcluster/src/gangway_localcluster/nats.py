@@ -6,10 +6,8 @@ import json
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from gangway_localcluster import processes
 
@@ -25,13 +23,10 @@ def nats_server_binary() -> Path:
     return Path(found)
 
 
-@dataclass
-class NatsServer:
+@dataclass(kw_only=True)
+class NatsServer(processes.Supervised):
     url: str
-    workdir: Path
     monitor_url: str
-    _child: processes.Child | None = field(default=None, repr=False)
-    _owns_workdir: bool = True
 
     @classmethod
     def start(cls, workdir: Path | None = None, config: str | None = None) -> NatsServer:
@@ -74,31 +69,10 @@ class NatsServer:
             if owns:
                 shutil.rmtree(workdir, ignore_errors=True)
             raise
-        server = cls(
+        return cls(
             url=ports["nats"][0],
             workdir=workdir,
             monitor_url=monitor,
-            _child=child,
+            _children=[child],
             _owns_workdir=owns,
         )
-        processes.on_stop(server.stop)
-        return server
-
-    def stop(self) -> None:
-        processes.cancel_on_stop(self.stop)
-        if self._child is not None:
-            self._child.stop()
-            self._child = None
-        if self._owns_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

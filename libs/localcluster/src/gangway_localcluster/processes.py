@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,8 +22,8 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import Any, Final
+from types import FrameType, TracebackType
+from typing import Any, Final, Self
 
 _PR_SET_PDEATHSIG: Final = 1
 _running: list[Child] = []
@@ -67,6 +68,38 @@ class Child:
                 pass
         if self in _running:
             _running.remove(self)
+
+
+@dataclass(kw_only=True)
+class Supervised:
+    """Something that owns child processes and a working directory: stopped together, once,
+    by ``stop()``, by ``with``, or by ``stop_all`` on exit and signals."""
+
+    workdir: Path
+    _children: list[Child] = field(default_factory=list, repr=False)
+    _owns_workdir: bool = True
+
+    def __post_init__(self) -> None:
+        on_stop(self.stop)
+
+    def stop(self) -> None:
+        cancel_on_stop(self.stop)
+        for child in reversed(self._children):
+            child.stop()
+        self._children.clear()
+        if self._owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 def start(
