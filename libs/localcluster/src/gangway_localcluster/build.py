@@ -129,11 +129,16 @@ def _module_dir(version: str, target: Path) -> Path:
     if version == KUBERNETES_VERSION and (TOOLS_MODULE / "go.sum").exists():
         return TOOLS_MODULE
     module = target.parent / f"{target.name}-module"
-    module.mkdir(parents=True, exist_ok=True)
-    modules, go = staging_modules(version)
-    (module / "go.mod").write_text(render_go_mod(version, ETCD_VERSION, modules, go))
-    _go(["mod", "tidy"], module)
+    write_module(version, module)
     return module
+
+
+def write_module(version: str, directory: Path) -> None:
+    """Generate the wrapper module for ``version`` in ``directory`` and resolve its go.sum."""
+    directory.mkdir(parents=True, exist_ok=True)
+    modules, go = staging_modules(version)
+    (directory / "go.mod").write_text(render_go_mod(version, ETCD_VERSION, modules, go))
+    _go(["mod", "tidy"], directory)
 
 
 @contextmanager
@@ -216,11 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.write_module:
-        modules, go = staging_modules(KUBERNETES_VERSION)
-        (TOOLS_MODULE / "go.mod").write_text(
-            render_go_mod(KUBERNETES_VERSION, ETCD_VERSION, modules, go)
-        )
-        _go(["mod", "tidy"], TOOLS_MODULE)
+        write_module(KUBERNETES_VERSION, TOOLS_MODULE)
         return 0
     binaries = ensure_binaries(log=True)
     for field in ("etcd", "kube_apiserver", "kube_controller_manager", "kube_scheduler", "kubectl"):
