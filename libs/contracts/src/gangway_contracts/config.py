@@ -34,6 +34,12 @@ KAI_SCHEDULER: Final = "kai-scheduler"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 ALIASES: Final = {"kube-scheduler": DEFAULT_SCHEDULER}
 
+
+def canonical_name(name: str) -> str:
+    """The backend a scheduler name means: aliases resolved (kube-scheduler → default)."""
+    return ALIASES.get(name, name)
+
+
 _DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -97,7 +103,7 @@ class SchedulerConfig:
         """Backend for a pod's schedulerName (None/empty → default); None if not enabled."""
         if not scheduler_name:
             return self.default
-        name = ALIASES.get(scheduler_name, scheduler_name)
+        name = canonical_name(scheduler_name)
         return name if name in self.profiles else None
 
     def backend_for(self, pcs: PodCliqueSet) -> str:
@@ -115,7 +121,7 @@ class SchedulerConfig:
         first_index, first = named[0]
         errors = []
         for i, name in named[1:]:
-            if ALIASES.get(name, name) != ALIASES.get(first, first):
+            if canonical_name(name) != canonical_name(first):
                 errors.append(
                     FieldError(
                         field=field_path(*_POD_SPEC(i), "schedulerName"),
@@ -178,7 +184,7 @@ def _pydantic_errors(exc: ValidationError, *prefix: str | int) -> list[FieldErro
 def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
     """One profile as written → its canonical name and typed configuration."""
     at = ("scheduler", "profiles", i)
-    name = ALIASES.get(p.name, p.name)
+    name = canonical_name(p.name)
     if p.external:
         if name in BUILTIN_CONFIG:
             reason = f'"{p.name}" is a built-in backend and cannot be external'
@@ -222,7 +228,7 @@ def _resolve_default(
             f"(profiles[{index[defaults[0]]}].default is true)"
         )
         return FieldError(field=where, reason=reason)
-    named = ALIASES.get(raw.default_profile_name, raw.default_profile_name)
+    named = canonical_name(raw.default_profile_name)
     if named not in profiles:
         reason = (
             f'"{raw.default_profile_name}" names no configured profile '
