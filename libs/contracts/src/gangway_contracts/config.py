@@ -8,6 +8,7 @@
           default: true
         - name: my-scheduler          # a third-party backend, enabled by declaring it
           external: true
+          resources: [podgroups.scheduling.example.com/v1]   # what the watcher mirrors for it
       # or, Grove's later form instead of `default: true`:
       # defaultProfileName: kai-scheduler
 
@@ -41,6 +42,11 @@ def canonical_name(name: str) -> str:
 
 
 _DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# "<plural>.<group>/<version>": a resource of an API group (never core), at one version.
+RESOURCE_REF: Final = re.compile(
+    r"^(?P<plural>[a-z0-9]([-a-z0-9]*[a-z0-9])?)\.(?P<group>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)"
+    r"/(?P<version>v[0-9]+((alpha|beta)[0-9]+)?)$"
+)
 
 
 class KubeSchedulerConfig(BaseModel):
@@ -71,6 +77,8 @@ class _Profile(BaseModel):
     config: dict[str, Any] | None = None
     default: bool = False
     external: bool = False
+    # The watcher mirrors these for an external backend: "<plural>.<group>/<version>".
+    resources: list[str] = []
 
 
 class _SchedulerSection(BaseModel):
@@ -86,6 +94,7 @@ class Profile:
     name: str
     external: bool = False
     config: BaseModel | dict[str, Any] = field(default_factory=dict)
+    resources: tuple[str, ...] = ()  # an external backend's own resources, to be mirrored
 
 
 @dataclass(frozen=True)
@@ -181,21 +190,40 @@ def _pydantic_errors(exc: ValidationError, *prefix: str | int) -> list[FieldErro
     return errors
 
 
+def _resolve_external(at: tuple[str, str, int], p: _Profile) -> Profile | list[FieldError]:
+    """A third-party backend: a DNS-1123 name and the resources the watcher mirrors for it."""
+    name = canonical_name(p.name)
+    if name in BUILTIN_CONFIG:
+        reason = f'"{p.name}" is a built-in backend and cannot be external'
+        return [FieldError(field=field_path(*at, "external"), reason=reason)]
+    if not _DNS1123_LABEL.match(name) or len(name) > 63:
+        reason = (
+            f'"{p.name}" must be a DNS-1123 label: it is the pods\' schedulerName '
+            "and a NATS subject token"
+        )
+        return [FieldError(field=field_path(*at, "name"), reason=reason)]
+    bad = [
+        FieldError(
+            field=field_path(*at, "resources", j),
+            reason=f'"{ref}" must read <plural>.<group>/<version>, '
+            "e.g. podgroups.scheduling.example.com/v1",
+        )
+        for j, ref in enumerate(p.resources)
+        if not RESOURCE_REF.match(ref)
+    ]
+    if bad:
+        return bad
+    return Profile(
+        name=name, external=True, config=dict(p.config or {}), resources=tuple(p.resources)
+    )
+
+
 def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
     """One profile as written → its canonical name and typed configuration."""
     at = ("scheduler", "profiles", i)
-    name = canonical_name(p.name)
     if p.external:
-        if name in BUILTIN_CONFIG:
-            reason = f'"{p.name}" is a built-in backend and cannot be external'
-            return [FieldError(field=field_path(*at, "external"), reason=reason)]
-        if not _DNS1123_LABEL.match(name) or len(name) > 63:
-            reason = (
-                f'"{p.name}" must be a DNS-1123 label: it is the pods\' schedulerName '
-                "and a NATS subject token"
-            )
-            return [FieldError(field=field_path(*at, "name"), reason=reason)]
-        return Profile(name=name, external=True, config=dict(p.config or {}))
+        return _resolve_external(at, p)
+    name = canonical_name(p.name)
     if name not in BUILTIN_CONFIG:
         supported = ", ".join(sorted([*BUILTIN_CONFIG, *ALIASES]))
         reason = (
@@ -203,6 +231,9 @@ def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
             "declare a third-party backend with external: true"
         )
         return [FieldError(field=field_path(*at, "name"), reason=reason)]
+    if p.resources:
+        reason = f'"{p.name}" is a built-in backend: its resources are known'
+        return [FieldError(field=field_path(*at, "resources"), reason=reason)]
     try:
         config = BUILTIN_CONFIG[name].model_validate(p.config or {})
     except ValidationError as exc:

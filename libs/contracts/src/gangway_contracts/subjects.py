@@ -49,7 +49,7 @@ class BackendOperation(enum.StrEnum):
 
 
 class ObjectKey(NamedTuple):
-    kind: str
+    kind: str  # a Kind, or "<plural>.<group>" for a backend's resource
     owner: str  # backend name, or "" when no backend owns the object
     namespace: str  # "" for cluster-scoped objects
     name: str
@@ -109,7 +109,7 @@ class Subjects:
         return f"{self.prefix}.backend"
 
     def object(self, key: ObjectKey) -> str:
-        tokens = (key.kind, _encode(key.owner), _encode(key.namespace), _encode(key.name))
+        tokens = (_encode(key.kind), _encode(key.owner), _encode(key.namespace), _encode(key.name))
         return ".".join((self.objects_root, *tokens))
 
     def parse_object(self, subject: str) -> ObjectKey:
@@ -120,7 +120,7 @@ class Subjects:
         if len(tokens) != 4:
             raise ValueError(f"object subject needs kind.owner.namespace.name: {subject!r}")
         kind, owner, namespace, name = tokens
-        return ObjectKey(kind, _decode(owner), _decode(namespace), _decode(name))
+        return ObjectKey(_decode(kind), _decode(owner), _decode(namespace), _decode(name))
 
     def objects_filter(self, kind: str = "*", owner: str = "*") -> str:
         """Consumer filter for one kind (and owner); ``*`` matches any."""

@@ -56,6 +56,7 @@ class ControlPlane(processes.Supervised):
     _client_ca: CertificateAuthority
     _ca_pem: bytes
     _admin: KeyPair
+    _etcd_url: str = ""
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -101,8 +102,8 @@ class ControlPlane(processes.Supervised):
             _owns_workdir=owns,
         )
         try:
-            etcd_url = cp._start_etcd()
-            cp._start_apiserver(etcd_url, pki)
+            cp._etcd_url = cp._start_etcd()
+            cp._start_apiserver()
             cp.kubeconfig.write_text(cp._kubeconfig_text(admin, ADMIN_USER))
             cp.kubeconfig.chmod(0o600)
             cp.install_crds(crds)
@@ -142,20 +143,22 @@ class ControlPlane(processes.Supervised):
             return url
         raise RuntimeError("etcd did not start on a free port in 3 tries")
 
-    def _start_apiserver(self, etcd_url: str, pki: Path) -> None:
+    def _start_apiserver(self, port: int | None = None) -> None:
+        """On a free port, or on ``port`` again after a restart (clients keep their URL)."""
+        pki = self.workdir / "pki"
         cert, key = pki / "apiserver.crt", pki / "apiserver.key"
         sa_pub, sa_key = pki / "sa-signer.crt", pki / "sa-signer.key"
-        for _ in range(3):
-            port = processes.free_port()
-            server = f"https://127.0.0.1:{port}"
+        for _ in range(1 if port else 3):
+            chosen = port or processes.free_port()
+            server = f"https://127.0.0.1:{chosen}"
             child = processes.start(
                 "kube-apiserver",
                 [
                     self.binaries.kube_apiserver,
-                    f"--etcd-servers={etcd_url}",
+                    f"--etcd-servers={self._etcd_url}",
                     "--bind-address=127.0.0.1",
                     "--advertise-address=127.0.0.1",
-                    f"--secure-port={port}",
+                    f"--secure-port={chosen}",
                     f"--tls-cert-file={cert}",
                     f"--tls-private-key-file={key}",
                     f"--cert-dir={self.workdir / 'apiserver-certs'}",
@@ -181,6 +184,14 @@ class ControlPlane(processes.Supervised):
             self._children.append(child)
             return
         raise RuntimeError("kube-apiserver did not start on a free port in 3 tries")
+
+    def restart_apiserver(self) -> None:
+        """Stop the API server and start it again on the same port: every watch breaks and
+        the watch cache starts empty, as in a real control-plane upgrade."""
+        child = next(c for c in self._children if c.name == "kube-apiserver")
+        child.stop()
+        self._children.remove(child)
+        self._start_apiserver(port=int(self.server.rsplit(":", 1)[1]))
 
     def _start_controller_manager(self, sa_key: Path) -> None:
         child = processes.start(

@@ -1,0 +1,43 @@
+"""One NATS connection per service process, reconnecting for as long as the process lives."""
+
+from __future__ import annotations
+
+import logging
+import ssl
+
+import nats
+from nats.aio.client import Client as NatsClient
+
+from gangway_runtime.settings import ServiceSettings
+
+log = logging.getLogger(__name__)
+
+
+async def connect(settings: ServiceSettings, name: str) -> NatsClient:
+    async def disconnected() -> None:
+        log.warning("NATS disconnected; reconnecting")
+
+    async def reconnected() -> None:
+        log.info("NATS reconnected to %s", nc.connected_url)
+
+    async def error(exc: Exception) -> None:
+        log.warning("NATS: %s", exc)
+
+    tls = ssl.create_default_context(cafile=settings.nats_ca) if settings.nats_ca else None
+    password = settings.nats_password.get_secret_value() if settings.nats_password else None
+    nc = await nats.connect(
+        settings.nats_url,
+        name=name,
+        user_credentials=str(settings.nats_creds) if settings.nats_creds else None,
+        user=settings.nats_user,
+        password=password,
+        tls=tls,
+        # A service outlives any NATS outage: keep trying, never give up and exit.
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=1,
+        allow_reconnect=True,
+        disconnected_cb=disconnected,
+        reconnected_cb=reconnected,
+        error_cb=error,
+    )
+    return nc

@@ -1,0 +1,179 @@
+"""A small Kubernetes client over kubernetes_asyncio's authenticated session.
+
+kubernetes_asyncio brings configuration, authentication and TLS; its generated models are
+too slow for every pod of a large workload and lose the API's field names. So requests go
+through ``ApiClient.call_api`` unparsed and bodies are decoded with msgspec by the caller.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import aiohttp
+import msgspec
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.api_client import ApiClient
+from kubernetes_asyncio.client.exceptions import ApiException
+
+# etcd refuses values over 1.5 MiB, so one watch line (one object) is never larger than this.
+MAX_EVENT_BYTES: Final = 8 << 20
+REQUEST_TIMEOUT: Final = 60.0
+
+
+@dataclass(frozen=True)
+class ApiResource:
+    """One REST resource at one version: ``group``/``version``/``plural``."""
+
+    group: str  # "" for the core API
+    version: str
+    plural: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str = "", name: str = "", subresource: str = "") -> str:
+        base = f"/apis/{self.api_version}" if self.group else f"/api/{self.version}"
+        scope = f"/namespaces/{namespace}" if self.namespaced and namespace else ""
+        tail = f"/{name}" + (f"/{subresource}" if subresource else "") if name else ""
+        return f"{base}{scope}/{self.plural}{tail}"
+
+
+class Status(msgspec.Struct):
+    """The API server's ``Status`` body of a failed request."""
+
+    message: str = ""
+    reason: str = ""
+    code: int = 0
+
+
+class KubeError(Exception):
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        self.status = status
+        self.reason = reason
+        super().__init__(f"HTTP {status} {reason}: {message}")
+
+    @classmethod
+    def from_body(cls, status: int, body: bytes) -> KubeError:
+        try:
+            decoded = msgspec.json.decode(body, type=Status)
+        except msgspec.DecodeError:
+            decoded = Status(message=body[:500].decode(errors="replace"))
+        return cls(status, decoded.reason, decoded.message)
+
+    @property
+    def transient(self) -> bool:
+        """Worth retrying: throttled, conflicting, or the server is having a bad moment."""
+        return self.status in (409, 429) or self.status >= 500
+
+
+async def api_client(kubeconfig: Path | None = None) -> ApiClient:
+    """In-cluster credentials inside a pod, else the kubeconfig (given, $KUBECONFIG, ~/.kube)."""
+    configuration = client.Configuration()
+    if kubeconfig is None and "KUBERNETES_SERVICE_HOST" in os.environ:
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    else:
+        await config.load_kube_config(
+            config_file=str(kubeconfig) if kubeconfig else None,
+            client_configuration=configuration,
+        )
+    return ApiClient(configuration)
+
+
+class Kube:
+    """Raw requests against the API server: JSON-able bodies in, undecoded bytes out."""
+
+    def __init__(self, api: ApiClient) -> None:
+        self.api = api
+
+    async def _open(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]] = (),
+        *,
+        body: Any = None,
+        content_type: str = "application/json",
+        client_timeout: aiohttp.ClientTimeout | float = REQUEST_TIMEOUT,
+    ) -> aiohttp.ClientResponse:
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        try:
+            response: aiohttp.ClientResponse = await self.api.call_api(
+                path,
+                method,
+                query_params=list(query),
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=client_timeout,
+            )
+        except ApiException as exc:  # raised for transport-level failures only
+            raise KubeError(exc.status or 0, str(exc.reason), str(exc.body)) from exc
+        if response.status >= 300:
+            body_bytes = await response.read()
+            response.release()
+            raise KubeError.from_body(response.status, body_bytes)
+        return response
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]] = (),
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> bytes:
+        response = await self._open(method, path, query, body=body, content_type=content_type)
+        async with response:
+            return await response.read()
+
+    async def lines(
+        self, path: str, query: Sequence[tuple[str, str]], read_timeout: float
+    ) -> AsyncIterator[bytes]:
+        """A streaming GET (a watch), one newline-terminated JSON document at a time."""
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=read_timeout)
+        response = await self._open("GET", path, query, client_timeout=timeout)
+        async with response:
+            buffer = bytearray()
+            async for chunk in response.content.iter_any():
+                buffer += chunk
+                while (end := buffer.find(b"\n")) >= 0:
+                    line = bytes(buffer[:end])
+                    del buffer[: end + 1]
+                    if line.strip():
+                        yield line
+                if len(buffer) > MAX_EVENT_BYTES:
+                    raise KubeError(0, "EventTooLarge", f"over {MAX_EVENT_BYTES} bytes")
+
+    async def served_versions(self, group: str) -> list[str]:
+        """Versions of an API group the server serves, preferred first; [] if none."""
+        if not group:
+            return ["v1"]
+        try:
+            body = await self.request("GET", f"/apis/{group}")
+        except KubeError as exc:
+            if exc.status == 404:
+                return []
+            raise
+        decoded: dict[str, Any] = msgspec.json.decode(body)
+        preferred = decoded.get("preferredVersion", {}).get("version")
+        versions = [v["version"] for v in decoded.get("versions", [])]
+        return sorted(versions, key=lambda v: v != preferred)
+
+    async def serves(self, resource: ApiResource) -> bool:
+        try:
+            body = await self.request("GET", f"/apis/{resource.api_version}")
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        decoded: dict[str, Any] = msgspec.json.decode(body)
+        return any(r.get("name") == resource.plural for r in decoded.get("resources", []))

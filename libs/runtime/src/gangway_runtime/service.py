@@ -1,0 +1,70 @@
+"""What a service's ``__main__`` needs: connections opened and closed in order, and ``run()``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
+
+from gangway_runtime import bus
+from gangway_runtime.kube import Kube, api_client
+from gangway_runtime.probes import Probes
+from gangway_runtime.settings import ServiceSettings, configure_logging
+from gangway_runtime.streams import ensure_streams
+from gangway_runtime.tracing import setup_tracing
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Connections:
+    nc: NatsClient
+    js: JetStreamContext
+    kube: Kube
+    probes: Probes
+
+
+@contextlib.asynccontextmanager
+async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Connections]:
+    """Probes first (so a slow dependency shows as not ready, not as a dead pod), then NATS
+    with the streams provisioned, then the API server; closed in reverse."""
+    setup_tracing(name)
+    probes = Probes()
+    await probes.start(settings.http_host, settings.http_port)
+    try:
+        nc = await bus.connect(settings, name)
+        probes.ready_when("nats", lambda: nc.is_connected)
+        try:
+            js = nc.jetstream()
+            await ensure_streams(js, settings.subjects, settings.streams)
+            async with await api_client(settings.kubeconfig) as api:
+                yield Connections(nc=nc, js=js, kube=Kube(api), probes=probes)
+        finally:
+            with contextlib.suppress(Exception):  # already closed or never connected
+                await nc.drain()
+    finally:
+        await probes.stop()
+
+
+def run(main: Callable[[], Coroutine[Any, Any, None]], log_level: str = "INFO") -> None:
+    """Run ``main`` until it returns or SIGTERM/SIGINT arrives; then cancel it, which lets
+    every ``async with`` and task group inside it close in order."""
+    configure_logging(log_level)
+
+    async def supervise() -> None:
+        task = asyncio.create_task(main())
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        log.info("stopped")
+
+    asyncio.run(supervise())

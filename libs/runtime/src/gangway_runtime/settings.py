@@ -1,0 +1,62 @@
+"""Service settings, read from the environment (``GANGWAY_*``) by pydantic-settings.
+
+Every service reads the same base; a service adds its own fields by subclassing. Nested
+settings use ``__``: ``GANGWAY_STREAMS__REPLICAS=3``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
+
+
+class StreamSettings(BaseModel):
+    """How the JetStream streams are provisioned; the same for every service, so whichever
+    starts first creates them and the others find them unchanged."""
+
+    replicas: int = Field(default=1, ge=1, le=5)
+    storage: Literal["file", "memory"] = "file"
+    # Two watchers publishing the same change within this window store it once.
+    duplicate_window_seconds: float = Field(default=120.0, gt=0)
+    # A tombstone says what was deleted for this long, then the object's subject is empty.
+    tombstone_ttl_seconds: int = Field(default=86_400, ge=1)
+    journal_max_age_seconds: float = Field(default=7 * 86_400, gt=0)
+    journal_max_bytes: int = Field(default=1 << 30, gt=0)
+    deadletter_max_age_seconds: float = Field(default=14 * 86_400, gt=0)
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="GANGWAY_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    nats_url: str = "nats://127.0.0.1:4222"
+    # A NATS .creds file (JWT + nkey seed): one user per service, with its subject permissions.
+    nats_creds: Path | None = None
+    nats_user: str | None = None
+    nats_password: SecretStr | None = None
+    nats_ca: Path | None = None
+    subject_prefix: str = DEFAULT_PREFIX
+    # Unset: in-cluster service account, else $KUBECONFIG / ~/.kube/config.
+    kubeconfig: Path | None = None
+    http_host: str = "0.0.0.0"
+    http_port: int = Field(default=8080, ge=0, le=65535)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    streams: StreamSettings = StreamSettings()
+
+    @property
+    def subjects(self) -> Subjects:
+        return Subjects(self.subject_prefix)
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )

@@ -1,0 +1,75 @@
+"""The JetStream streams, provisioned in one place for every service.
+
+Creating a stream that exists with the same configuration is a no-op on the server, so every
+service calls ``ensure_streams`` at start and whichever comes first creates them. A changed
+setting (more replicas, a longer journal) is applied as an update; one the server cannot
+change in place (the storage type) stops the service with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from nats.js import JetStreamContext
+from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
+from nats.js.errors import BadRequestError
+
+from gangway_contracts.subjects import Subjects
+from gangway_runtime.settings import StreamSettings
+
+log = logging.getLogger(__name__)
+
+# JSApiStreamNameExistErr: the stream exists with another configuration.
+_STREAM_NAME_IN_USE = 10058
+
+
+def stream_configs(subjects: Subjects, settings: StreamSettings) -> list[StreamConfig]:
+    storage = StorageType.FILE if settings.storage == "file" else StorageType.MEMORY
+    return [
+        StreamConfig(
+            name=subjects.objects_stream,
+            description="Latest state of each mirrored Kubernetes object (one per subject)",
+            subjects=[f"{subjects.objects_root}.>"],
+            retention=RetentionPolicy.LIMITS,
+            max_msgs_per_subject=1,
+            discard=DiscardPolicy.OLD,
+            duplicate_window=settings.duplicate_window_seconds,
+            allow_msg_ttl=True,  # tombstones expire (Nats-TTL), live objects never do
+            storage=storage,
+            num_replicas=settings.replicas,
+        ),
+        StreamConfig(
+            name=subjects.journal_stream,
+            description="What each service decided, per workload, with trace ids",
+            subjects=[f"{subjects.journal_root}.>"],
+            retention=RetentionPolicy.LIMITS,
+            discard=DiscardPolicy.OLD,
+            max_age=settings.journal_max_age_seconds,
+            max_bytes=settings.journal_max_bytes,
+            storage=storage,
+            num_replicas=settings.replicas,
+        ),
+        StreamConfig(
+            name=subjects.deadletter_stream,
+            description="Messages a service gave up on, with the error",
+            subjects=[f"{subjects.deadletter_root}.>"],
+            retention=RetentionPolicy.LIMITS,
+            discard=DiscardPolicy.OLD,
+            max_age=settings.deadletter_max_age_seconds,
+            storage=storage,
+            num_replicas=settings.replicas,
+        ),
+    ]
+
+
+async def ensure_streams(
+    js: JetStreamContext, subjects: Subjects, settings: StreamSettings
+) -> None:
+    for config in stream_configs(subjects, settings):
+        try:
+            await js.add_stream(config)
+        except BadRequestError as exc:
+            if exc.err_code != _STREAM_NAME_IN_USE:
+                raise
+            log.info("stream %s: applying changed configuration", config.name)
+            await js.update_stream(config)

@@ -1,0 +1,23 @@
+"""``python -m gangway_watcher``: settings from GANGWAY_* variables, then run until SIGTERM."""
+
+from __future__ import annotations
+
+from gangway_contracts.resources import mirrored_resources
+from gangway_runtime.service import connections, run
+from gangway_watcher.settings import WatcherSettings
+from gangway_watcher.watcher import Watcher
+
+SERVICE = "gangway-watcher"
+
+
+async def main() -> None:
+    settings = WatcherSettings()
+    resources = mirrored_resources(settings.scheduler_config())
+    async with connections(SERVICE, settings) as conn:
+        watcher = Watcher(conn.kube, conn.js, settings.subjects, resources, settings)
+        conn.probes.ready_when("synced", watcher.ready)
+        await watcher.run()
+
+
+if __name__ == "__main__":
+    run(main, WatcherSettings().log_level)
