@@ -12,8 +12,11 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 from nats.js.errors import NotFoundError
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from gangway_contracts.subjects import Subjects
+from gangway_runtime.tracing import setup_tracing
 from tests.support import environment
 
 pytestmark = pytest.mark.integration
@@ -23,6 +26,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/integration" in str(item.path):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def spans() -> InMemorySpanExporter:
+    """Every span the services in this process finish, as the OTLP exporter would see them."""
+    exporter = InMemorySpanExporter()
+    setup_tracing("gangway-tests").add_span_processor(SimpleSpanProcessor(exporter))
+    return exporter
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _tracing(spans: InMemorySpanExporter) -> None:
+    """Services run in the test's process get a real tracer, as in their own process."""
 
 
 @pytest.fixture(scope="session")

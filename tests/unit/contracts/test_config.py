@@ -14,6 +14,7 @@ from gangway_contracts.config import (
 )
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.resources import backend_resources
 
 ACCEPTED: list[tuple[str, Any, str, list[str]]] = [
     ("absent section", None, "default-scheduler", ["default-scheduler"]),
@@ -166,6 +167,22 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
             "scheduler.profiles[1].config.x: unknown field",
         ],
     ),
+    (
+        "an external backend's resources read <plural>.<group>/<version>",
+        {"profiles": [{"name": "volcano", "external": True, "resources": ["podgroups/v1"]}]},
+        [
+            'scheduler.profiles[0].resources[0]: "podgroups/v1" must read '
+            "<plural>.<group>/<version>, e.g. podgroups.scheduling.example.com/v1"
+        ],
+    ),
+    (
+        "a built-in backend's resources are not configurable",
+        {"profiles": [{"name": "kai-scheduler", "resources": ["x.y.z/v1"]}]},
+        [
+            'scheduler.profiles[0].resources: "kai-scheduler" is a built-in backend: '
+            "its resources are known"
+        ],
+    ),
 ]
 
 
@@ -276,3 +293,33 @@ def test_backend_for_rejects(names: tuple[str | None, ...], errors: list[str]) -
     with pytest.raises(FieldErrors) as caught:
         config.backend_for(pcs_with(*names))
     assert [str(e) for e in caught.value.errors] == errors
+
+
+@pytest.mark.parametrize(
+    ("section", "kinds"),
+    [
+        (None, []),
+        ({"profiles": [{"name": "kai-scheduler"}]}, ["podgroups.scheduling.run.ai"]),
+        (
+            {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]},
+            ["workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io"],
+        ),
+        (
+            {
+                "profiles": [
+                    {
+                        "name": "volcano",
+                        "external": True,
+                        "resources": ["podgroups.scheduling.volcano.sh/v1beta1"],
+                    }
+                ]
+            },
+            ["podgroups.scheduling.volcano.sh"],
+        ),
+    ],
+)
+def test_backend_resources(section: Any, kinds: list[str]) -> None:
+    """What the watcher mirrors besides PodCliqueSets, PodGangs and pods, per backend."""
+    found = backend_resources(parse_scheduler_config(section))
+    assert [r.kind for r in found] == kinds
+    assert all(r.backend and r.label_selector for r in found)

@@ -49,12 +49,16 @@ class NatsServer(processes.Supervised):
             _owns_workdir=owns,
         )
 
-    def restart(self) -> None:
-        """Stop the server and start it on the same port with the same JetStream store:
-        clients reconnect to the URL they know and find their streams."""
+    def stop_server(self) -> None:
+        """Stop nats-server but keep its store and port for ``restart``."""
         for child in self._children:
             child.stop()
         self._children.clear()
+
+    def restart(self) -> None:
+        """(Stop and) start the server on the same port with the same JetStream store:
+        clients reconnect to the URL they know and find their streams."""
+        self.stop_server()
         port = int(self.url.rsplit(":", 1)[1])
         child, ports = _launch(self.workdir, port=port)
         self._children.append(child)

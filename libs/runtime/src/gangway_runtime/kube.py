@@ -169,8 +169,9 @@ class Kube:
         return sorted(versions, key=lambda v: v != preferred)
 
     async def serves(self, resource: ApiResource) -> bool:
+        base = f"/apis/{resource.api_version}" if resource.group else f"/api/{resource.version}"
         try:
-            body = await self.request("GET", f"/apis/{resource.api_version}")
+            body = await self.request("GET", base)
         except KubeError as exc:
             if exc.status == 404:
                 return False

@@ -12,7 +12,7 @@ import logging
 
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError
+from nats.js.errors import APIError, BadRequestError
 
 from gangway_contracts.subjects import Subjects
 from gangway_runtime.settings import StreamSettings
@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 
 # JSApiStreamNameExistErr: the stream exists with another configuration.
 _STREAM_NAME_IN_USE = 10058
+
+
+class StreamConfigError(RuntimeError):
+    """A stream exists with settings the server cannot change in place."""
 
 
 def stream_configs(subjects: Subjects, settings: StreamSettings) -> list[StreamConfig]:
@@ -72,4 +76,10 @@ async def ensure_streams(
             if exc.err_code != _STREAM_NAME_IN_USE:
                 raise
             log.info("stream %s: applying changed configuration", config.name)
-            await js.update_stream(config)
+            try:
+                await js.update_stream(config)
+            except APIError as update:
+                raise StreamConfigError(
+                    f"stream {config.name}: {update.description}; change it back, or "
+                    "recreate the stream (its objects are re-published by the watcher)"
+                ) from update

@@ -14,13 +14,14 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import nats.errors
 from nats.js.errors import APIError, ServiceUnavailableError
 
 from gangway_contracts.records import ObjectRecord
 from gangway_watcher import metrics
-from gangway_watcher.store import ObjectStore, Outcome
+from gangway_watcher.store import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,12 @@ class Outgoing:
     received: float = field(default_factory=time.monotonic)
 
 
+class RecordStore(Protocol):
+    async def put(self, subject: str, record: ObjectRecord, headers: dict[str, str]) -> Outcome:
+        """Store the record unless the subject holds it or something newer already."""
+        ...
+
+
 def _transient(exc: Exception) -> bool:
     """NATS unreachable or JetStream briefly unavailable: worth waiting for."""
     if isinstance(exc, ServiceUnavailableError):
@@ -46,7 +53,7 @@ def _transient(exc: Exception) -> bool:
 
 
 class Publisher:
-    def __init__(self, store: ObjectStore, max_in_flight: int) -> None:
+    def __init__(self, store: RecordStore, max_in_flight: int) -> None:
         self._store = store
         self._slots = asyncio.Semaphore(max_in_flight)
         self._in_flight: dict[str, asyncio.Task[None]] = {}

@@ -1,0 +1,124 @@
+"""Reading what the watcher stored, and running a watcher in the test's event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.resources import MirroredResource
+from gangway_contracts.subjects import Subjects
+from gangway_runtime.kube import Kube
+from gangway_runtime.streams import ensure_streams
+from gangway_watcher.settings import WatcherSettings
+from gangway_watcher.watcher import Watcher
+
+T = TypeVar("T")
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T]], until: Callable[[T], bool], within: float = 60.0
+) -> T:
+    """Poll ``probe`` until ``until`` holds for its value; fail with the last value seen."""
+    deadline = time.monotonic() + within
+    while True:
+        value = await probe()
+        if until(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached in {within}s; last value: {value!r}")
+        await asyncio.sleep(0.1)
+
+
+async def messages(
+    js: JetStreamContext, subjects: Subjects, filter_subject: str, last_per_subject: bool
+) -> list[tuple[str, ObjectRecord, dict[str, str]]]:
+    """Every message (or the last of each subject) the OBJECTS stream holds for a filter."""
+    policy = DeliverPolicy.LAST_PER_SUBJECT if last_per_subject else DeliverPolicy.ALL
+    sub = await js.pull_subscribe(
+        filter_subject,
+        stream=subjects.objects_stream,
+        config=ConsumerConfig(deliver_policy=policy, ack_policy=AckPolicy.NONE),
+    )
+    info = await sub.consumer_info()
+    found: list[tuple[str, ObjectRecord, dict[str, str]]] = []
+    try:
+        remaining = info.num_pending or 0
+        while remaining:
+            for msg in await sub.fetch(min(remaining, 500), timeout=10):
+                record = msgspec.json.decode(msg.data, type=ObjectRecord)
+                found.append((msg.subject, record, dict(msg.headers or {})))
+                remaining -= 1
+    finally:
+        await sub.unsubscribe()
+        await js.delete_consumer(subjects.objects_stream, info.name)
+    return found
+
+
+async def stored(
+    js: JetStreamContext, subjects: Subjects, kind: str = "*", namespace: str | None = None
+) -> Store:
+    """The store's current record per (namespace, name) of a kind, tombstones included."""
+    last = await messages(js, subjects, subjects.objects_filter(kind), last_per_subject=True)
+    return {
+        (r.namespace, r.name): r
+        for _, r, _ in last
+        if namespace is None or r.namespace == namespace
+    }
+
+
+Store = dict[tuple[str, str], ObjectRecord]
+Key = tuple[str, str]
+
+
+def holds(key: Key) -> Callable[[Store], bool]:
+    return lambda store: key in store
+
+
+def holds_deleted(key: Key) -> Callable[[Store], bool]:
+    return lambda store: key in store and store[key].deleted
+
+
+def holds_label(key: Key, label: str) -> Callable[[Store], bool]:
+    return lambda store: key in store and label in body(store[key])["metadata"]["labels"]
+
+
+def body(record: ObjectRecord) -> dict[str, Any]:
+    decoded: dict[str, Any] = msgspec.json.decode(record.object)
+    return decoded
+
+
+@contextlib.asynccontextmanager
+async def running_watcher(
+    api: ApiClient,
+    js: JetStreamContext,
+    subjects: Subjects,
+    resources: Sequence[MirroredResource],
+    **settings: Any,
+) -> AsyncIterator[Watcher]:
+    """A watcher in this event loop, synced before the test goes on, cancelled after."""
+    watcher_settings = WatcherSettings(subject_prefix=subjects.prefix, **settings)
+    await ensure_streams(js, subjects, watcher_settings.streams)
+    watcher = Watcher(Kube(api), js, subjects, resources, watcher_settings)
+    task = asyncio.create_task(watcher.run())
+
+    async def synced() -> bool:
+        if task.done():
+            task.result()  # a watcher that died says why
+        return watcher.ready()
+
+    try:
+        await eventually(synced, bool)
+        yield watcher
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
