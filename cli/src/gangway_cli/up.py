@@ -2,8 +2,8 @@
 
 Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager) with
 Gangway's CRDs and the scheduler CRDs it can find, nats-server with JetStream, and every
-Gangway service that exists as a separate process; prints where everything is; Ctrl-C
-stops all of it and removes what it created.
+Gangway service that exists as a separate process (``services.py``); prints where
+everything is; Ctrl-C stops all of it and removes what it created.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Final
 
+from gangway_cli.services import LocalServices
 from gangway_localcluster.build import ensure_binaries
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
@@ -63,6 +64,19 @@ def run(args: argparse.Namespace) -> int:
         nats.stop()
         raise
     try:
+        services = LocalServices.start(
+            cp.workdir / "logs",
+            {
+                "GANGWAY_NATS_URL": nats.url,
+                "GANGWAY_KUBECONFIG": str(cp.kubeconfig),
+                "GANGWAY_STREAMS__STORAGE": "memory" if state is None else "file",
+            },
+        )
+    except BaseException:
+        cp.stop()
+        nats.stop()
+        raise
+    try:
         env = {
             "KUBECONFIG": str(cp.kubeconfig),
             "NATS_URL": nats.url,
@@ -75,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
         say(f"  kubeconfig: {cp.kubeconfig}")
         say(f"  CRDs: {len(crds)} installed ({', '.join(p.stem for p in crds)})")
         say(f"NATS with JetStream at {nats.url}")
-        say("Services: none yet — the watcher, podgang, backends and admission join as they land.")
+        say("Services:")
+        for name, port in services.ports.items():
+            say(f"  {name}: http://127.0.0.1:{port}/metrics, log {cp.workdir / 'logs' / name}.log")
+        say("  (podgang, the backends and admission join as they land)")
         say("Try, in another shell:")
         for key in ("KUBECONFIG", "NATS_URL"):
             say(f"  export {key}={shlex.quote(env[key])}")
@@ -83,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         say("  kubectl get crds")
         say("  kubectl create namespace ml")
         say("  kubectl apply --server-side -f tests/fixtures/podcliquesets/single-clique.yaml")
+        say("  nats stream view GANGWAY_OBJECTS   # the watcher's mirror (nats CLI)")
         say("Ctrl-C stops everything.")
         if args.ready_file:
             args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
@@ -91,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         # A second Ctrl-C must not cut the clean-up short and leave processes behind.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         say("stopping…")
+        services.stop()
         cp.stop()
         nats.stop()
     return 0
