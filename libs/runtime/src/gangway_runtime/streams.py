@@ -28,40 +28,33 @@ class StreamConfigError(RuntimeError):
 
 
 def stream_configs(subjects: Subjects, settings: StreamSettings) -> list[StreamConfig]:
-    storage = StorageType.FILE if settings.storage == "file" else StorageType.MEMORY
+    common = StreamConfig(
+        retention=RetentionPolicy.LIMITS,
+        discard=DiscardPolicy.OLD,
+        storage=StorageType.FILE if settings.storage == "file" else StorageType.MEMORY,
+        num_replicas=settings.replicas,
+    )
     return [
-        StreamConfig(
+        common.evolve(
             name=subjects.objects_stream,
             description="Latest state of each mirrored Kubernetes object (one per subject)",
             subjects=[f"{subjects.objects_root}.>"],
-            retention=RetentionPolicy.LIMITS,
             max_msgs_per_subject=1,
-            discard=DiscardPolicy.OLD,
             duplicate_window=settings.duplicate_window_seconds,
             allow_msg_ttl=True,  # tombstones expire (Nats-TTL), live objects never do
-            storage=storage,
-            num_replicas=settings.replicas,
         ),
-        StreamConfig(
+        common.evolve(
             name=subjects.journal_stream,
             description="What each service decided, per workload, with trace ids",
             subjects=[f"{subjects.journal_root}.>"],
-            retention=RetentionPolicy.LIMITS,
-            discard=DiscardPolicy.OLD,
             max_age=settings.journal_max_age_seconds,
             max_bytes=settings.journal_max_bytes,
-            storage=storage,
-            num_replicas=settings.replicas,
         ),
-        StreamConfig(
+        common.evolve(
             name=subjects.deadletter_stream,
             description="Messages a service gave up on, with the error",
             subjects=[f"{subjects.deadletter_root}.>"],
-            retention=RetentionPolicy.LIMITS,
-            discard=DiscardPolicy.OLD,
             max_age=settings.deadletter_max_age_seconds,
-            storage=storage,
-            num_replicas=settings.replicas,
         ),
     ]
 
