@@ -215,8 +215,11 @@ class Reflector:
     async def _publish(self, obj: dict[str, Any], deleted: bool = False) -> str:
         key = object_key(self.resource, obj)
         subject = self.subjects.object(key)
+        meta = obj.get("metadata") or {}
+        if not deleted and self.store.holds(subject, str(meta.get("resourceVersion", ""))):
+            return subject  # unchanged since stored (a relist): no record, no span
         record = object_record(self.resource, obj, deleted=deleted)
-        headers = self._trace_headers(record.uid, _traceparent(obj.get("metadata") or {}), deleted)
+        headers = self._trace_headers(record.uid, _traceparent(meta), deleted)
         await self.publisher.put(Outgoing(subject, record, headers))
         return subject
 

@@ -96,6 +96,13 @@ class ObjectStore:
             await self._js.delete_consumer(self._stream, info.name)
         return len(self.live_subjects(kind))
 
+    def holds(self, subject: str, resource_version: str) -> bool:
+        """Whether the store is known to hold this version (or a newer one) of a live object:
+        a relist then has nothing to publish for it."""
+        stored = self._index.get(subject)
+        rv = resource_version_number(resource_version)
+        return stored is not None and _not_newer(rv, False, stored)
+
     async def last_record(self, subject: str) -> ObjectRecord | None:
         try:
             msg = await self._js.get_last_msg(self._stream, subject)
