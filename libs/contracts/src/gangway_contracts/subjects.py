@@ -31,6 +31,8 @@ _PREFIX: Final = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 # NATS headers; the W3C trace context rides in "traceparent"/"tracestate".
 MSG_ID_HEADER: Final = "Nats-Msg-Id"
 ERROR_HEADER: Final = "Gangway-Error"
+# On a dead letter: the subject the message was taken from.
+SOURCE_SUBJECT_HEADER: Final = "Gangway-Source-Subject"
 TRACEPARENT_HEADER: Final = "traceparent"
 TRACESTATE_HEADER: Final = "tracestate"
 

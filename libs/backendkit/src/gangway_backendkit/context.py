@@ -1,0 +1,40 @@
+"""What a backend's handlers may use: the API server, and the store's read model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.subjects import Kind, ObjectKey, Subjects
+from gangway_runtime.kube import Kube
+
+
+@dataclass(frozen=True)
+class BackendContext:
+    backend: str
+    kube: Kube
+    js: JetStreamContext
+    subjects: Subjects
+    field_manager: str  # server-side apply: the backend owns only what it writes
+
+    async def record(self, key: ObjectKey) -> ObjectRecord | None:
+        """The store's latest record of one object (a tombstone included), or None."""
+        try:
+            msg = await self.js.get_last_msg(
+                self.subjects.objects_stream, self.subjects.object(key)
+            )
+        except NotFoundError:
+            return None
+        return msgspec.json.decode(msg.data or b"", type=ObjectRecord)
+
+    async def podcliqueset(self, namespace: str, name: str) -> PodCliqueSet | None:
+        """A PodGang's PodCliqueSet as the store holds it (e.g. for KAI's queue label)."""
+        record = await self.record(ObjectKey(Kind.PODCLIQUESET, "", namespace, name))
+        if record is None or record.deleted:
+            return None
+        return msgspec.json.decode(record.object, type=PodCliqueSet)

@@ -1,0 +1,66 @@
+"""What a backend implements. Nothing else of Gangway's is needed to write one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from gangway_contracts.grove import PodGang
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.rpc import (
+    PreparePodsReply,
+    PreparePodsRequest,
+    ValidateReply,
+    ValidateRequest,
+)
+
+if TYPE_CHECKING:
+    from gangway_backendkit.context import BackendContext
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the scheduler can honour; admission and `gangway validate` report the rest."""
+
+    gang: bool = True
+    topology: bool = False
+    queues: bool = False
+
+
+@dataclass(frozen=True)
+class Synced:
+    """The backend's resources for a PodGang exist and match it."""
+
+    resources: list[str] = field(default_factory=list)  # e.g. ["PodGroup ns/name"]
+    message: str = "scheduler resources are in place"
+
+
+class SyncFailed(Exception):
+    """A problem the backend cannot fix by retrying (the PodGang asks for something the
+    scheduler cannot do): recorded as BackendSynced=False with the reason, not retried.
+    Anything else a handler raises is treated as transient and retried with backoff."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        self.message = message
+        super().__init__(f"{reason}: {message}")
+
+
+class Backend(Protocol):
+    name: str
+    capabilities: Capabilities
+
+    async def init(self, ctx: BackendContext) -> None:
+        """Check the cluster serves what the backend needs; raise to refuse to start."""
+
+    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+        """Create or update the scheduler's resources for ``podgang``; idempotent."""
+
+    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
+        """Clean up after a deleted PodGang (owner references usually already do)."""
+
+    def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
+        """Set the scheduler's fields on pods about to be created for one PodGang."""
+
+    def validate_podcliqueset(self, request: ValidateRequest) -> ValidateReply:
+        """Admit or reject a PodCliqueSet for this scheduler; no I/O."""

@@ -1,0 +1,227 @@
+"""The PodGang consumer: one durable pull consumer per backend, shared by its replicas.
+
+It filters on every object subject the backend owns: its PodGangs, and its own resources
+(a KAI PodGroup someone edited or deleted brings its PodGang back for a sync: drift repair).
+A message only says which PodGang to look at; the handler reads the PodGang's current record
+and converges. Ack once done; nak with backoff on failure; after ``max_attempts`` deliveries
+the message goes to the dead-letter subject with its error and is acked, so one bad key never
+stops the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from opentelemetry import trace
+
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.protocol import Backend, Synced, SyncFailed
+from gangway_backendkit.settings import BackendSettings
+from gangway_backendkit.status import set_condition
+from gangway_contracts import labels
+from gangway_contracts.codec import to_json
+from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
+from gangway_contracts.grove import PodGang
+from gangway_contracts.k8s import Condition, NamespacedName, find_condition
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Kind, ObjectKey
+from gangway_runtime import tracing
+
+log = logging.getLogger(__name__)
+tracer = trace.get_tracer("gangway.backendkit")
+
+_BACKOFF_MAX = 60.0
+
+
+def backoff(delivered: int) -> float:
+    return min(0.5 * (1 << min(max(delivered - 1, 0), 16)), _BACKOFF_MAX)
+
+
+def podgang_key(backend: str, key: ObjectKey, record: ObjectRecord) -> ObjectKey:
+    """The PodGang a message is about: itself, or the PodGang that owns a backend resource
+    (by owner reference; by name when the resource has none)."""
+    if key.kind == Kind.PODGANG:
+        return key
+    meta = msgspec.json.decode(record.object).get("metadata") or {}
+    owners = [o for o in meta.get("ownerReferences") or [] if o.get("kind") == "PodGang"]
+    name = owners[0]["name"] if owners else key.name
+    return ObjectKey(Kind.PODGANG, backend, key.namespace, name)
+
+
+def _synced_at_generation(podgang: PodGang) -> bool:
+    synced = find_condition(
+        podgang.status.conditions if podgang.status else [], labels.BACKEND_SYNCED
+    )
+    return (
+        synced is not None
+        and synced.status == "True"
+        and synced.observed_generation == podgang.metadata.generation
+    )
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class PodGangWorker:
+    def __init__(self, backend: Backend, ctx: BackendContext, settings: BackendSettings) -> None:
+        self.backend = backend
+        self.ctx = ctx
+        self.settings = settings
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._locks: dict[ObjectKey, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sub: JetStreamContext.PullSubscription | None = None
+
+    @property
+    def durable(self) -> str:
+        return self.ctx.subjects.backend_service_name(self.backend.name)
+
+    async def subscribe(self) -> None:
+        """Create (or bind to) the backend's durable consumer."""
+        subjects = self.ctx.subjects
+        self._sub = await self.ctx.js.pull_subscribe(
+            subjects.objects_filter("*", self.backend.name),
+            durable=self.durable,
+            stream=subjects.objects_stream,
+            config=ConsumerConfig(
+                deliver_policy=DeliverPolicy.ALL,
+                ack_policy=AckPolicy.EXPLICIT,
+                ack_wait=self.settings.ack_wait_seconds,
+                max_ack_pending=self.settings.concurrency * 4,
+            ),
+        )
+
+    async def run(self) -> None:
+        if self._sub is None:
+            await self.subscribe()
+        sub = self._sub
+        assert sub is not None
+        try:
+            while True:
+                try:
+                    batch = await sub.fetch(self.settings.fetch_batch, timeout=5)
+                except NatsTimeout:
+                    continue
+                for msg in batch:
+                    await self._slots.acquire()
+                    task = asyncio.create_task(self._handle(msg))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await sub.unsubscribe()
+
+    async def _handle(self, msg: Msg) -> None:
+        try:
+            try:
+                key = self.ctx.subjects.parse_object(msg.subject)
+                record = msgspec.json.decode(msg.data, type=ObjectRecord)
+                target = podgang_key(self.backend.name, key, record)
+            except (ValueError, msgspec.DecodeError) as exc:
+                await self._dead_letter(msg, f"malformed record: {exc}")
+                return
+            lock = self._locks.setdefault(target, asyncio.Lock())
+            async with lock:  # one PodGang at a time in this replica
+                try:
+                    parent = tracing.context_from_headers(msg.headers)
+                    await self.reconcile(target, drift=key.kind != Kind.PODGANG, parent=parent)
+                except Exception as exc:  # retried by redelivery; never swallowed
+                    await self._retry_or_give_up(msg, target, exc)
+                    return
+            if not lock.locked():
+                self._locks.pop(target, None)
+            await msg.ack()
+        finally:
+            self._slots.release()
+
+    async def _retry_or_give_up(self, msg: Msg, target: ObjectKey, exc: Exception) -> None:
+        delivered = msg.metadata.num_delivered or 1
+        if delivered >= self.settings.max_attempts:
+            log.error(
+                "%s/%s: giving up after %d attempts: %s",
+                target.namespace,
+                target.name,
+                delivered,
+                exc,
+            )
+            await self._dead_letter(msg, f"{type(exc).__name__}: {exc}")
+            return
+        delay = backoff(delivered)
+        log.warning(
+            "%s/%s: %s; retry %d in %.1fs", target.namespace, target.name, exc, delivered, delay
+        )
+        await msg.nak(delay=delay)
+
+    async def _dead_letter(self, msg: Msg, error: str) -> None:
+        headers = {ERROR_HEADER: error[:4000], SOURCE_SUBJECT_HEADER: msg.subject}
+        subject = self.ctx.subjects.deadletter(self.durable)
+        await self.ctx.js.publish(subject, msg.data, headers=headers)
+        await msg.ack()
+
+    async def reconcile(self, key: ObjectKey, drift: bool = False, parent: Any = None) -> None:
+        """Converge the backend's resources and condition for one PodGang. ``drift``: the
+        message was about one of the backend's own resources, which must be checked even
+        when the PodGang itself has not changed."""
+        with tracer.start_as_current_span(f"{self.backend.name} sync podgang", context=parent):
+            record = await self.ctx.record(key)
+            if record is None:
+                return
+            if record.deleted:
+                await self.backend.on_podgang_delete(record, self.ctx)
+                return
+            podgang = msgspec.json.decode(record.object, type=PodGang)
+            current = msgspec.json.decode(record.object)
+            if not drift and _synced_at_generation(podgang):
+                return  # only the status moved (ours or another's condition): nothing to do
+            try:
+                synced: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)
+            except SyncFailed as failed:
+                synced = failed
+            await self._report(podgang, current, synced)
+
+    async def _report(
+        self, podgang: PodGang, current: dict[str, Any], result: Synced | SyncFailed
+    ) -> None:
+        status, reason = (
+            ("True", "Synced") if isinstance(result, Synced) else ("False", result.reason)
+        )
+        condition = Condition(
+            type=labels.BACKEND_SYNCED,
+            status=status,
+            reason=reason,
+            message=result.message,
+            last_transition_time=now(),
+            observed_generation=podgang.metadata.generation,
+        )
+        if not await set_condition(self.ctx.kube, current, condition):
+            return
+        workload = NamespacedName(
+            namespace=podgang.metadata.namespace,
+            name=podgang.metadata.labels.get(labels.PART_OF, podgang.metadata.name),
+        )
+        common: dict[str, Any] = {
+            "workload": workload,
+            "at": datetime.now(UTC),
+            "service": self.durable,
+            "trace_id": tracing.trace_id_hex(),
+            "podgang": podgang.metadata.name,
+            "backend": self.backend.name,
+        }
+        event: JournalEvent
+        if isinstance(result, Synced):
+            event = BackendSynced(resources=result.resources, **common)
+        else:
+            event = BackendSyncFailed(reason=result.reason, message=result.message, **common)
+        subject = self.ctx.subjects.journal(workload.namespace, workload.name, type(event).__name__)
+        await self.ctx.js.publish(subject, to_json(event))

@@ -1,0 +1,157 @@
+"""A third-party backend through the kit, against the real apiserver and NATS: PodGangs get
+its condition, failures are retried or dead-lettered, requests are answered."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_backendkit.run import serve
+from gangway_backendkit.settings import BackendSettings
+from gangway_contracts import labels
+from gangway_contracts.codec import from_object, to_json
+from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.resources import mirrored_resources
+from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateReply, ValidateRequest
+from gangway_contracts.subjects import (
+    ERROR_HEADER,
+    SOURCE_SUBJECT_HEADER,
+    BackendOperation,
+    Kind,
+    ObjectKey,
+    Subjects,
+)
+from gangway_runtime.kube import Kube
+from tests.integration.watcher.conftest import only_this_test, podcliqueset, podgang
+from tests.support.kube import resource_path, server_side_apply
+from tests.support.store import eventually, running_watcher
+from tests.support.stub_backend import NAME, StubBackend
+
+CONFIG = {"profiles": [{"name": NAME, "external": True}]}
+
+
+@contextlib.asynccontextmanager
+async def system(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> AsyncIterator[StubBackend]:
+    """The watcher (PodGangs of this test) and the stub backend, in this event loop."""
+    resources = [
+        only_this_test(r, namespace)
+        for r in mirrored_resources(parse_scheduler_config(CONFIG))
+        if r.kind == Kind.PODGANG
+    ]
+    backend = StubBackend()
+    settings = BackendSettings(subject_prefix=subjects.prefix, max_attempts=3)
+    js = nc.jetstream()
+    async with running_watcher(api, js, subjects, resources):
+        ready = asyncio.Event()
+        task = asyncio.create_task(serve(backend, nc, js, Kube(api), settings, ready=ready))
+        try:
+            await asyncio.wait_for(ready.wait(), 30)
+            yield backend
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def condition(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
+    path = await resource_path(api, podgang(namespace, name, NAME), namespace)
+    body = await Kube(api).request("GET", path)
+    obj: dict[str, Any] = msgspec.json.decode(body)
+    found = [
+        c
+        for c in (obj.get("status") or {}).get("conditions", [])
+        if c["type"] == labels.BACKEND_SYNCED
+    ]
+    return {**found[0], "generation": obj["metadata"]["generation"]} if found else {}
+
+
+async def test_podgangs_get_the_backends_condition(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    async with system(api, nc, subjects, namespace) as backend:
+        for name in ("gang-a", "flaky-b", "unsupported-c"):
+            await server_side_apply(api, podgang(namespace, name, NAME), namespace)
+
+        synced = await eventually(
+            lambda: condition(api, namespace, "gang-a"), lambda c: c.get("status") == "True"
+        )
+        assert synced["reason"] == "Synced"
+        assert synced["observedGeneration"] == synced["generation"]
+        # Transient failures are retried until the sync succeeds.
+        await eventually(
+            lambda: condition(api, namespace, "flaky-b"), lambda c: c.get("status") == "True"
+        )
+        assert backend.syncs["flaky-b"] == 3, (
+            "synced once it worked, not again for its own condition"
+        )
+        # What the scheduler cannot do is reported, not retried.
+        failed = await eventually(lambda: condition(api, namespace, "unsupported-c"), bool)
+        assert (failed["status"], failed["reason"]) == ("False", "Unsupported")
+
+
+async def test_bad_and_hopeless_messages_are_dead_lettered(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    js = nc.jetstream()
+    async with system(api, nc, subjects, namespace) as backend:
+        junk = subjects.object(ObjectKey(Kind.PODGANG, NAME, namespace, "junk"))
+        await js.publish(junk, b"{not json")
+        await server_side_apply(api, podgang(namespace, "broken-x", NAME), namespace)
+        await server_side_apply(api, podgang(namespace, "gang-after", NAME), namespace)
+
+        # Other keys go on while the bad ones are given up on.
+        await eventually(
+            lambda: condition(api, namespace, "gang-after"), lambda c: c.get("status") == "True"
+        )
+
+        async def dead_letters() -> list[tuple[str, str]]:
+            info = await js.stream_info(subjects.deadletter_stream)
+            found = []
+            for seq in range(info.state.first_seq, info.state.last_seq + 1):
+                msg = await js.get_msg(subjects.deadletter_stream, seq)
+                headers = msg.headers or {}
+                found.append((headers[SOURCE_SUBJECT_HEADER], headers[ERROR_HEADER]))
+            return found
+
+        letters = await eventually(dead_letters, lambda d: len(d) == 2, within=30)
+    by_subject = dict(letters)
+    assert "malformed record" in by_subject[junk]
+    broken = subjects.object(ObjectKey(Kind.PODGANG, NAME, namespace, "broken-x"))
+    assert "always fails" in by_subject[broken]
+    assert backend.syncs["broken-x"] == 3
+
+
+async def test_prepare_pods_and_validate_are_answered(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    async with system(api, nc, subjects, namespace):
+        gang = from_object(podgang(namespace, "gang-p", NAME), PodGang)
+        pods = [{"metadata": {"name": "p-0"}, "spec": {"containers": []}}]
+        request = PreparePodsRequest(podgang=gang, pods=pods)
+        subject = subjects.backend(NAME, BackendOperation.PREPARE_PODS)
+        reply = await nc.request(subject, to_json(request), timeout=5)
+        prepared = msgspec.json.decode(reply.data, type=PodsPrepared)
+        assert prepared.pods[0]["spec"]["schedulerName"] == NAME
+
+        pcs_doc = podcliqueset(namespace, "rejected")
+        pcs_doc["metadata"]["labels"]["stub/reject"] = "yes"
+        pcs = from_object(pcs_doc, PodCliqueSet)
+        validate = ValidateRequest(operation="CREATE", podcliqueset=pcs)
+        subject = subjects.backend(NAME, BackendOperation.VALIDATE)
+        answer = msgspec.json.decode(
+            (await nc.request(subject, to_json(validate), timeout=5)).data, type=ValidateReply
+        )
+        assert not answer.allowed
+        assert str(answer.errors[0]) == "metadata.labels[stub/reject]: rejected by stub"
+
+        malformed = await nc.request(subject, b"[]", timeout=5)
+        assert (malformed.headers or {}).get("Nats-Service-Error-Code") == "400"
