@@ -34,6 +34,7 @@ from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.processes import free_port
 from gangway_runtime.kube import ApiResource, Kube, api_client
+from gangway_runtime.objects import last_per_subject
 
 CORE_PODS = ApiResource("", "v1", "pods")
 NAMESPACE = "bench"
@@ -64,27 +65,14 @@ async def in_parallel(count: int, work: Callable[[int], Awaitable[Any]], limit: 
 
 async def store_counts(js: JetStreamContext, subjects: Subjects) -> Counts:
     """(live, live with the bench label, tombstones) in the pod subjects of the store."""
-    sub = await js.pull_subscribe(
-        subjects.objects_filter(PODS.kind),
-        stream=subjects.objects_stream,
-        config=nats.js.api.ConsumerConfig(
-            deliver_policy=nats.js.api.DeliverPolicy.LAST_PER_SUBJECT,
-            ack_policy=nats.js.api.AckPolicy.NONE,
-        ),
-    )
-    consumer = await sub.consumer_info()
     live = labelled = dead = 0
-    remaining = consumer.num_pending or 0
-    while remaining:
-        for msg in await sub.fetch(min(remaining, 1000), timeout=10):
-            remaining -= 1
-            if b'"deleted":true' in msg.data:
-                dead += 1
-            else:
-                live += 1
-                labelled += b'"wave":"1"' in msg.data
-    await sub.unsubscribe()
-    await js.delete_consumer(subjects.objects_stream, consumer.name)
+    scan = last_per_subject(js, subjects.objects_stream, subjects.objects_filter(PODS.kind))
+    async for msg in scan:
+        if b'"deleted":true' in msg.data:
+            dead += 1
+        else:
+            live += 1
+            labelled += b'"wave":"1"' in msg.data
     return live, labelled, dead
 
 

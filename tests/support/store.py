@@ -11,12 +11,12 @@ from typing import Any, TypeVar
 import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import MirroredResource
 from gangway_contracts.subjects import Subjects
 from gangway_runtime.kube import Kube
+from gangway_runtime.objects import last_per_subject
 from gangway_runtime.streams import ensure_streams
 from gangway_watcher.settings import WatcherSettings
 from gangway_watcher.watcher import Watcher
@@ -38,45 +38,20 @@ async def eventually(
         await asyncio.sleep(0.1)
 
 
-async def messages(
-    js: JetStreamContext, subjects: Subjects, filter_subject: str, last_per_subject: bool
-) -> list[tuple[str, ObjectRecord, dict[str, str]]]:
-    """Every message (or the last of each subject) the OBJECTS stream holds for a filter."""
-    policy = DeliverPolicy.LAST_PER_SUBJECT if last_per_subject else DeliverPolicy.ALL
-    sub = await js.pull_subscribe(
-        filter_subject,
-        stream=subjects.objects_stream,
-        config=ConsumerConfig(deliver_policy=policy, ack_policy=AckPolicy.NONE),
-    )
-    info = await sub.consumer_info()
-    found: list[tuple[str, ObjectRecord, dict[str, str]]] = []
-    try:
-        remaining = info.num_pending or 0
-        while remaining:
-            for msg in await sub.fetch(min(remaining, 500), timeout=10):
-                record = msgspec.json.decode(msg.data, type=ObjectRecord)
-                found.append((msg.subject, record, dict(msg.headers or {})))
-                remaining -= 1
-    finally:
-        await sub.unsubscribe()
-        await js.delete_consumer(subjects.objects_stream, info.name)
-    return found
+Store = dict[tuple[str, str], ObjectRecord]
+Key = tuple[str, str]
 
 
 async def stored(
     js: JetStreamContext, subjects: Subjects, kind: str = "*", namespace: str | None = None
 ) -> Store:
     """The store's current record per (namespace, name) of a kind, tombstones included."""
-    last = await messages(js, subjects, subjects.objects_filter(kind), last_per_subject=True)
-    return {
-        (r.namespace, r.name): r
-        for _, r, _ in last
-        if namespace is None or r.namespace == namespace
-    }
-
-
-Store = dict[tuple[str, str], ObjectRecord]
-Key = tuple[str, str]
+    found: Store = {}
+    async for msg in last_per_subject(js, subjects.objects_stream, subjects.objects_filter(kind)):
+        record = msgspec.json.decode(msg.data, type=ObjectRecord)
+        if namespace is None or record.namespace == namespace:
+            found[(record.namespace, record.name)] = record
+    return found
 
 
 def holds(key: Key) -> Callable[[Store], bool]:

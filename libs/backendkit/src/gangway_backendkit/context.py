@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import msgspec
 from nats.js import JetStreamContext
-from nats.js.errors import NotFoundError
 
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_runtime.kube import Kube
+from gangway_runtime.objects import last_record
 
 
 @dataclass(frozen=True)
@@ -24,13 +24,7 @@ class BackendContext:
 
     async def record(self, key: ObjectKey) -> ObjectRecord | None:
         """The store's latest record of one object (a tombstone included), or None."""
-        try:
-            msg = await self.js.get_last_msg(
-                self.subjects.objects_stream, self.subjects.object(key)
-            )
-        except NotFoundError:
-            return None
-        return msgspec.json.decode(msg.data or b"", type=ObjectRecord)
+        return await last_record(self.js, self.subjects, self.subjects.object(key))
 
     async def podcliqueset(self, namespace: str, name: str) -> PodCliqueSet | None:
         """A PodGang's PodCliqueSet as the store holds it (e.g. for KAI's queue label)."""

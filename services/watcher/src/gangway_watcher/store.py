@@ -17,11 +17,12 @@ from enum import StrEnum
 
 import msgspec
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, Header
+from nats.js.api import Header
 from nats.js.errors import APIError, NotFoundError
 
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import MSG_ID_HEADER, Subjects, object_msg_id
+from gangway_runtime.objects import last_per_subject, last_record
 from gangway_watcher import metrics
 from gangway_watcher.mirror import resource_version_number
 
@@ -29,7 +30,6 @@ log = logging.getLogger(__name__)
 
 # JSStreamWrongLastSequenceErr: the subject's last sequence is not the one we expected.
 _WRONG_LAST_SEQUENCE = 10071
-_SCAN_BATCH = 1000
 
 
 class Outcome(StrEnum):
@@ -71,29 +71,13 @@ class ObjectStore:
     async def load(self, kind: str) -> int:
         """Read the last message of every subject of ``kind`` (headers only): what the store
         holds before this watcher publishes anything. Returns how many live objects it holds."""
-        sub = await self._js.pull_subscribe(
-            self._subjects.objects_filter(kind),
-            stream=self._stream,
-            config=ConsumerConfig(
-                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-                headers_only=True,
-                ack_policy=AckPolicy.NONE,
-                inactive_threshold=60.0,
-                mem_storage=True,
-            ),
+        scan = last_per_subject(
+            self._js, self._stream, self._subjects.objects_filter(kind), headers_only=True
         )
-        info = await sub.consumer_info()
-        try:
-            remaining = info.num_pending or 0
-            while remaining > 0:
-                for msg in await sub.fetch(min(remaining, _SCAN_BATCH), timeout=10):
-                    rv, deleted = _parse_msg_id((msg.headers or {}).get(MSG_ID_HEADER))
-                    if not deleted:
-                        self._index[msg.subject] = Stored(msg.metadata.sequence.stream, rv, False)
-                    remaining -= 1
-        finally:
-            await sub.unsubscribe()
-            await self._js.delete_consumer(self._stream, info.name)
+        async for msg in scan:
+            rv, deleted = _parse_msg_id((msg.headers or {}).get(MSG_ID_HEADER))
+            if not deleted:
+                self._index[msg.subject] = Stored(msg.metadata.sequence.stream, rv, False)
         return len(self.live_subjects(kind))
 
     def holds(self, subject: str, resource_version: str) -> bool:
@@ -104,11 +88,7 @@ class ObjectStore:
         return stored is not None and _not_newer(rv, False, stored)
 
     async def last_record(self, subject: str) -> ObjectRecord | None:
-        try:
-            msg = await self._js.get_last_msg(self._stream, subject)
-        except NotFoundError:
-            return None
-        return msgspec.json.decode(msg.data or b"", type=ObjectRecord)
+        return await last_record(self._js, self._subjects, subject)
 
     async def _refresh(self, subject: str) -> Stored | None:
         try:
