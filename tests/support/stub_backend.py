@@ -7,11 +7,12 @@ Gangway imports it. Tests steer it through PodGang names.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
 from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import PodGang
+from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PodsPrepared,
@@ -35,6 +36,11 @@ class StubBackend:
     async def init(self, ctx: BackendContext) -> None:
         return None
 
+    def resources(
+        self, podgang: PodGang, podcliqueset: PodCliqueSet | None
+    ) -> list[dict[str, Any]]:
+        return []  # its scheduler keeps its groups in memory
+
     async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
         name = podgang.metadata.name
         self.syncs[name] += 1
@@ -55,7 +61,9 @@ class StubBackend:
         ]
         return PodsPrepared(pods=pods)
 
-    def validate_podcliqueset(self, request: ValidateRequest) -> ValidateReply:
+    async def validate_podcliqueset(
+        self, request: ValidateRequest, ctx: BackendContext | None
+    ) -> ValidateReply:
         if "stub/reject" in request.podcliqueset.metadata.labels:
             error = FieldError(field="metadata.labels[stub/reject]", reason="rejected by stub")
             return ValidateReply(allowed=False, errors=[error])

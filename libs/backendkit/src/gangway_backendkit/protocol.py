@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from gangway_contracts.grove import PodGang
+from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
@@ -16,6 +16,9 @@ from gangway_contracts.rpc import (
 
 if TYPE_CHECKING:
     from gangway_backendkit.context import BackendContext
+
+# A Kubernetes object as JSON-able data.
+Manifest = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,13 @@ class Backend(Protocol):
     async def init(self, ctx: BackendContext) -> None:
         """Check the cluster serves what the backend needs; raise to refuse to start."""
 
+    def resources(
+        self, podgang: PodGang, podcliqueset: PodCliqueSet | None
+    ) -> list[dict[str, Any]]:
+        """The scheduler objects the backend keeps for ``podgang``, as manifests. Pure: the
+        same function serves ``sync_podgang`` and ``gangway render``. Raise
+        :class:`SyncFailed` when the PodGang cannot be translated."""
+
     async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
         """Create or update the scheduler's resources for ``podgang``; idempotent."""
 
@@ -60,7 +70,10 @@ class Backend(Protocol):
         """Clean up after a deleted PodGang (owner references usually already do)."""
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
-        """Set the scheduler's fields on pods about to be created for one PodGang."""
+        """Set the scheduler's fields on pods about to be created for one PodGang; pure."""
 
-    def validate_podcliqueset(self, request: ValidateRequest) -> ValidateReply:
-        """Admit or reject a PodCliqueSet for this scheduler; no I/O."""
+    async def validate_podcliqueset(
+        self, request: ValidateRequest, ctx: BackendContext | None
+    ) -> ValidateReply:
+        """Admit or reject a PodCliqueSet for this scheduler. ``ctx`` is None offline
+        (``gangway render``): checks that need the cluster are skipped and said in warnings."""

@@ -7,58 +7,92 @@ Every replica joins the same queue group, so a request reaches exactly one of th
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any, TypeVar
 
 import msgspec
 from nats.aio.client import Client as NatsClient
 from nats.micro import add_service
 from nats.micro.request import Request
+from opentelemetry import trace
 
+from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Backend
 from gangway_contracts.codec import to_json
 from gangway_contracts.rpc import PreparePodsRequest, ValidateRequest
-from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_contracts.subjects import BackendOperation
+from gangway_runtime import tracing
 
 log = logging.getLogger(__name__)
+tracer = trace.get_tracer("gangway.backendkit")
 R = TypeVar("R")
 
 
-def _endpoint(request_type: type[R], answer: Callable[[R], Any]) -> Callable[[Request], Any]:
+def _endpoint(
+    name: str, request_type: type[R], answer: Callable[[R], Any | Awaitable[Any]]
+) -> Callable[[Request], Any]:
     async def handle(request: Request) -> None:
-        try:
-            decoded = msgspec.json.decode(request.data, type=request_type)
-        except msgspec.DecodeError as exc:
-            await request.respond_error("400", f"malformed request: {exc}")
-            return
-        await request.respond(to_json(answer(decoded)))
+        parent = tracing.context_from_headers(request.headers)
+        with tracer.start_as_current_span(name, context=parent):
+            try:
+                decoded = msgspec.json.decode(request.data, type=request_type)
+            except msgspec.DecodeError as exc:
+                await request.respond_error("400", f"malformed request: {exc}")
+                return
+            try:
+                reply = answer(decoded)
+                if inspect.isawaitable(reply):
+                    reply = await reply
+            except Exception as exc:  # the caller retries; the service goes on
+                log.exception("%s failed", name)
+                await request.respond_error("500", f"{type(exc).__name__}: {exc}")
+                return
+            await request.respond(to_json(reply))
 
     return handle
 
 
 @contextlib.asynccontextmanager
 async def serve_requests(
-    nc: NatsClient, subjects: Subjects, backend: Backend
+    nc: NatsClient, ctx: BackendContext, backend: Backend
 ) -> AsyncIterator[None]:
+    subjects = ctx.subjects
     service = await add_service(
         nc,
         name=subjects.backend_service_name(backend.name),
         version="1.0.0",
         description=f"Gangway scheduler backend {backend.name}",
-        metadata={"backend": backend.name},
+        metadata={"backend": backend.name, **_capabilities(backend)},
     )
+    operations: dict[BackendOperation, Callable[[Request], Any]] = {
+        BackendOperation.PREPARE_PODS: _endpoint(
+            f"{backend.name} prepare pods", PreparePodsRequest, backend.prepare_pods
+        ),
+        BackendOperation.VALIDATE: _endpoint(
+            f"{backend.name} validate",
+            ValidateRequest,
+            partial(backend.validate_podcliqueset, ctx=ctx),
+        ),
+    }
     try:
-        await service.add_endpoint(
-            name=BackendOperation.PREPARE_PODS.value,
-            subject=subjects.backend(backend.name, BackendOperation.PREPARE_PODS),
-            handler=_endpoint(PreparePodsRequest, backend.prepare_pods),
-        )
-        await service.add_endpoint(
-            name=BackendOperation.VALIDATE.value,
-            subject=subjects.backend(backend.name, BackendOperation.VALIDATE),
-            handler=_endpoint(ValidateRequest, backend.validate_podcliqueset),
-        )
+        for operation, handler in operations.items():
+            await service.add_endpoint(
+                name=operation.value,
+                subject=subjects.backend(backend.name, operation),
+                handler=handler,
+            )
         yield
     finally:
         await service.stop()
+
+
+def _capabilities(backend: Backend) -> dict[str, str]:
+    caps = backend.capabilities
+    return {
+        "gang": str(caps.gang).lower(),
+        "topology": str(caps.topology).lower(),
+        "queues": str(caps.queues).lower(),
+    }

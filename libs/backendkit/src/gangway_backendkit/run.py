@@ -39,7 +39,7 @@ async def serve(
     )
     await backend.init(ctx)
     worker = PodGangWorker(backend, ctx, settings)
-    async with serve_requests(nc, subjects, backend):
+    async with serve_requests(nc, ctx, backend):
         await worker.subscribe()
         if ready is not None:
             ready.set()
@@ -54,6 +54,6 @@ async def _main(backend: Backend, settings: BackendSettings) -> None:
         await serve(backend, conn.nc, conn.js, conn.kube, settings, ready=ready)
 
 
-def run(backend: Backend) -> None:
-    settings = BackendSettings()
+def run(backend: Backend, settings: BackendSettings | None = None) -> None:
+    settings = settings or BackendSettings()
     run_service(partial(_main, backend, settings), settings.log_level)

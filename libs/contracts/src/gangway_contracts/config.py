@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gangway_contracts.errors import FieldError, FieldErrors, field_path
 from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.k8s import is_dns_label
 
 KAI_SCHEDULER: Final = "kai-scheduler"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
@@ -41,7 +42,6 @@ def canonical_name(name: str) -> str:
     return ALIASES.get(name, name)
 
 
-_DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # "<plural>.<group>/<version>": a resource of an API group (never core), at one version.
 RESOURCE_REF: Final = re.compile(
     r"^(?P<plural>[a-z0-9]([-a-z0-9]*[a-z0-9])?)\.(?P<group>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)"
@@ -196,7 +196,7 @@ def _resolve_external(at: tuple[str, str, int], p: _Profile) -> Profile | list[F
     if name in BUILTIN_CONFIG:
         reason = f'"{p.name}" is a built-in backend and cannot be external'
         return [FieldError(field=field_path(*at, "external"), reason=reason)]
-    if not _DNS1123_LABEL.match(name) or len(name) > 63:
+    if not is_dns_label(name):
         reason = (
             f'"{p.name}" must be a DNS-1123 label: it is the pods\' schedulerName '
             "and a NATS subject token"

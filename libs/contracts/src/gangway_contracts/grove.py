@@ -7,6 +7,7 @@ offline (``gangway plan``) means what the API server would store.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Final
 
 import msgspec
@@ -44,6 +45,14 @@ class TopologyConstraint(Wire, frozen=True, kw_only=True):
     pack: PackLevels | None = None
     pack_domain: str | None = None  # deprecated by Grove in favour of pack.required
     topology_name: str | None = None
+
+    @property
+    def required(self) -> str | None:
+        return (self.pack.required if self.pack else None) or self.pack_domain
+
+    @property
+    def preferred(self) -> str | None:
+        return self.pack.preferred if self.pack else None
 
 
 class PodCliqueSpec(Wire, frozen=True, kw_only=True):
@@ -106,6 +115,20 @@ class PodCliqueSet(Wire, frozen=True, kw_only=True):
     api_version: str = PODCLIQUESET_API_VERSION
     kind: str = "PodCliqueSet"
     status: PodCliqueSetStatus | None = None
+
+
+def topology_constraints(pcs: PodCliqueSet) -> Iterator[tuple[str, TopologyConstraint]]:
+    """Every topology constraint a PodCliqueSet sets, with its field path."""
+    template = pcs.spec.template
+    if template.topology_constraint:
+        yield "spec.template.topologyConstraint", template.topology_constraint
+    for i, clique in enumerate(template.cliques):
+        if clique.topology_constraint:
+            yield f"spec.template.cliques[{i}].topologyConstraint", clique.topology_constraint
+    for i, group in enumerate(template.pod_clique_scaling_groups):
+        if group.topology_constraint:
+            field = f"spec.template.podCliqueScalingGroups[{i}].topologyConstraint"
+            yield field, group.topology_constraint
 
 
 # --- PodGang --------------------------------------------------------------------------------

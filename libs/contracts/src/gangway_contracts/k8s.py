@@ -7,7 +7,17 @@ snake_case; on the wire they are camelCase exactly as Kubernetes spells them.
 
 from __future__ import annotations
 
+import re
+from typing import Final
+
 import msgspec
+
+_DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def is_dns_label(name: str) -> bool:
+    """An RFC 1123 label: what Kubernetes wants of most names (at most 63 characters)."""
+    return bool(_DNS1123_LABEL.match(name))
 
 
 class Wire(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):

@@ -23,6 +23,12 @@ from gangway_runtime.tracing import setup_tracing
 log = logging.getLogger(__name__)
 
 
+class CannotStart(Exception):
+    """The environment lacks something the service needs (an API, a CRD, a setting); the
+    message says what and how to fix it. The process exits 2 instead of crash-looping on
+    a traceback."""
+
+
 @dataclass
 class Connections:
     nc: NatsClient
@@ -67,4 +73,8 @@ def run(main: Callable[[], Coroutine[Any, Any, None]], log_level: str = "INFO") 
             await task
         log.info("stopped")
 
-    asyncio.run(supervise())
+    try:
+        asyncio.run(supervise())
+    except CannotStart as exc:
+        log.error("cannot start: %s", exc)
+        raise SystemExit(2) from None

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
 from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
 
 
@@ -49,10 +50,18 @@ class ServiceSettings(BaseSettings):
     http_port: int = Field(default=8080, ge=0, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     streams: StreamSettings = StreamSettings()
+    # The operator configuration (scheduler profiles). Unset: default-scheduler alone,
+    # without gang scheduling.
+    config_file: Path | None = None
 
     @property
     def subjects(self) -> Subjects:
         return Subjects(self.subject_prefix)
+
+    def scheduler_config(self) -> SchedulerConfig:
+        if self.config_file is None:
+            return parse_scheduler_config(None)
+        return load_operator_config(self.config_file.read_text())
 
 
 def configure_logging(level: str) -> None:

@@ -99,9 +99,7 @@ class _Topology:
     ) -> PodGangTopologyConstraint | None:
         if constraint is None:
             return None
-        required = constraint.pack.required if constraint.pack else None
-        required = required or constraint.pack_domain  # deprecated spelling of required
-        preferred = constraint.pack.preferred if constraint.pack else None
+        required, preferred = constraint.required, constraint.preferred
         if not required and not preferred:
             return None
         keys = {"required": required, "preferred": preferred}

@@ -1,0 +1,184 @@
+"""Keep one scheduler object as the backend wants it: create, repair, replace, clean up.
+
+What the backend last wrote is remembered as a hash of the desired object in an annotation,
+so "nothing changed" costs one GET and no write, while a field we dropped from the desired
+object still counts as a change. Fields someone else edited are caught by comparing the
+desired spec with the live one; fields the scheduler adds itself (defaults, runtime knobs)
+are left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+from gangway_backendkit.protocol import Manifest
+from gangway_contracts import labels
+from gangway_contracts.grove import PodGang
+from gangway_runtime.kube import ApiResource, Kube, KubeError
+
+SPEC_HASH_ANNOTATION = "gangway.dev/spec-hash"
+
+# (desired, live) → desired with what the scheduler manages kept from the live object.
+Keep = Callable[[Manifest, Manifest], Manifest]
+
+
+class Change(StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    REPLACED = "replaced"  # spec is immutable: deleted and created again
+    UNCHANGED = "unchanged"
+
+
+def contains(want: Any, have: Any) -> bool:
+    """``have`` holds everything ``want`` says (maps: recursively; lists: item by item)."""
+    if isinstance(want, dict):
+        return isinstance(have, dict) and all(
+            key in have and contains(value, have[key]) for key, value in want.items()
+        )
+    if isinstance(want, list):
+        return (
+            isinstance(have, list)
+            and len(want) == len(have)
+            and all(contains(w, h) for w, h in zip(want, have, strict=True))
+        )
+    return bool(want == have)
+
+
+def spec_hash(desired: Manifest) -> str:
+    canonical = msgspec.json.encode(
+        {k: desired.get(k) for k in ("spec", "metadata")}, order="sorted"
+    )
+    return hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def _stamped(desired: Manifest) -> Manifest:
+    meta = desired["metadata"]
+    annotations = {**meta.get("annotations", {}), SPEC_HASH_ANNOTATION: spec_hash(desired)}
+    return {**desired, "metadata": {**meta, "annotations": annotations}}
+
+
+def _unchanged(desired: Manifest, live: Manifest) -> bool:
+    meta, live_meta = desired["metadata"], live.get("metadata", {})
+    return (
+        live_meta.get("annotations", {}).get(SPEC_HASH_ANNOTATION)
+        == meta["annotations"][SPEC_HASH_ANNOTATION]
+        and contains(desired.get("spec", {}), live.get("spec", {}))
+        and contains(meta.get("labels", {}), live_meta.get("labels", {}))
+        and contains(meta.get("ownerReferences", []), live_meta.get("ownerReferences", []))
+    )
+
+
+async def read(kube: Kube, resource: ApiResource, namespace: str, name: str) -> Manifest | None:
+    try:
+        body = await kube.request("GET", resource.path(namespace, name))
+    except KubeError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    live: Manifest = msgspec.json.decode(body)
+    return live
+
+
+async def ensure(
+    kube: Kube,
+    resource: ApiResource,
+    desired: Manifest,
+    *,
+    field_manager: str,
+    keep: Keep | None = None,
+    immutable_spec: bool = False,
+) -> Change:
+    """Converge one object on ``desired``. Conflicts surface as transient KubeErrors (409)
+    and are retried by the caller's redelivery, reading the object afresh."""
+    meta = desired["metadata"]
+    namespace, name = meta.get("namespace", ""), meta["name"]
+    query = [("fieldManager", field_manager)]
+    live = await read(kube, resource, namespace, name)
+    if live is None:
+        await kube.request("POST", resource.path(namespace), query, body=_stamped(desired))
+        return Change.CREATED
+    desired = _stamped(keep(desired, live) if keep else desired)
+    if _unchanged(desired, live):
+        return Change.UNCHANGED
+    live_meta = live["metadata"]
+    if immutable_spec and not contains(desired.get("spec", {}), live.get("spec", {})):
+        preconditions = {"uid": live_meta["uid"], "resourceVersion": live_meta["resourceVersion"]}
+        await kube.request(
+            "DELETE", resource.path(namespace, name), body={"preconditions": preconditions}
+        )
+        await kube.request("POST", resource.path(namespace), query, body=desired)
+        return Change.REPLACED
+    # A full replace of spec (what someone else changed goes back), metadata merged (what
+    # others added stays), guarded by the resourceVersion we read.
+    updated = {
+        **live,
+        "metadata": {
+            **live_meta,
+            "labels": {**live_meta.get("labels", {}), **meta.get("labels", {})},
+            "annotations": {**live_meta.get("annotations", {}), **meta["annotations"]},
+            "ownerReferences": meta.get("ownerReferences", live_meta.get("ownerReferences")),
+        },
+        "spec": desired.get("spec", {}),
+    }
+    await kube.request("PUT", resource.path(namespace, name), query, body=updated)
+    return Change.UPDATED
+
+
+async def delete_owned(
+    kube: Kube, resource: ApiResource, namespace: str, name: str, owner_uid: str
+) -> bool:
+    """Delete an object if, and only if, it still belongs to the given owner (a PodGang of
+    the same name created since must keep its objects). True if something was deleted."""
+    live = await read(kube, resource, namespace, name)
+    if live is None:
+        return False
+    owners = live["metadata"].get("ownerReferences", [])
+    if not any(ref.get("uid") == owner_uid for ref in owners):
+        return False
+    body = {
+        "preconditions": {"uid": live["metadata"]["uid"]},
+        "propagationPolicy": "Background",
+    }
+    try:
+        await kube.request("DELETE", resource.path(namespace, name), body=body)
+    except KubeError as exc:
+        if exc.status in (404, 409):  # gone already, or replaced meanwhile
+            return False
+        raise
+    return True
+
+
+def owned_by(podgang: PodGang) -> Manifest:
+    """The controller owner reference every backend object carries: deleting the PodGang
+    deletes it (garbage collection), and the backend's consumer maps it back to the PodGang."""
+    return {
+        "apiVersion": podgang.api_version,
+        "kind": podgang.kind,
+        "name": podgang.metadata.name,
+        "uid": podgang.metadata.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def carried_metadata(podgang: PodGang, name: str) -> Manifest:
+    """Metadata of a backend object for ``podgang``: its labels and annotations carried
+    over (so selectors and tools find it), managed by Gangway, owned by the PodGang."""
+    annotations = {
+        key: value for key, value in podgang.metadata.annotations.items() if key not in _NOT_CARRIED
+    }
+    return {
+        "name": name,
+        "namespace": podgang.metadata.namespace,
+        "labels": {**podgang.metadata.labels, labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY},
+        "annotations": annotations,
+        "ownerReferences": [owned_by(podgang)],
+    }
+
+
+_NOT_CARRIED = frozenset({"kubectl.kubernetes.io/last-applied-configuration", SPEC_HASH_ANNOTATION})
