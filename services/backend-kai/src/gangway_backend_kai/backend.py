@@ -1,0 +1,108 @@
+"""The kai-scheduler backend: one KAI PodGroup per PodGang, pods handed to KAI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gangway_backend_kai import translate
+from gangway_backend_kai.translate import NAME, PODGROUPS, QUEUES
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.converge import delete_owned, ensure, read
+from gangway_backendkit.pods import prepare_each
+from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
+from gangway_contracts import labels
+from gangway_contracts.errors import FieldError
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.rpc import (
+    PreparePodsReply,
+    PreparePodsRequest,
+    ValidateReply,
+    ValidateRequest,
+)
+from gangway_runtime.kube import KubeError
+from gangway_runtime.service import CannotStart
+
+
+class KaiBackend:
+    name = NAME
+    capabilities = Capabilities(gang=True, topology=True, queues=True)
+
+    async def init(self, ctx: BackendContext) -> None:
+        if not await ctx.kube.serves(PODGROUPS):
+            raise CannotStart(
+                f"the API server does not serve {PODGROUPS.plural}.{PODGROUPS.group}/"
+                f"{PODGROUPS.version}: install the KAI scheduler (its PodGroup CRD) before "
+                f"enabling the {NAME} profile"
+            )
+
+    def resources(
+        self, podgang: PodGang, podcliqueset: PodCliqueSet | None
+    ) -> list[dict[str, Any]]:
+        if podcliqueset is None:
+            raise SyncFailed("PodCliqueSetMissing", "the queue comes from the PodCliqueSet")
+        queue = translate.resolve_queue(podcliqueset)
+        if queue.name is None:
+            raise SyncFailed("QueueMissing", queue.problem)
+        return [translate.podgroup(podgang, queue.name)]
+
+    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+        meta = podgang.metadata
+        pcs = await ctx.podcliqueset(meta.namespace, meta.labels.get(labels.PART_OF, ""))
+        resolved = translate.resolve_queue(pcs) if pcs else None
+        queue = resolved.name if resolved else None
+        if queue is None:
+            # Fixed at creation: an existing PodGroup keeps the queue it was made with.
+            live = await read(ctx.kube, PODGROUPS, meta.namespace, meta.name)
+            queue = (live or {}).get("spec", {}).get("queue")
+        if queue is None:
+            if resolved is None:  # not in the store yet: the watcher mirrors it shortly
+                raise RuntimeError(f"PodCliqueSet of {meta.namespace}/{meta.name} not seen yet")
+            raise SyncFailed("QueueMissing", resolved.problem)
+        desired = translate.podgroup(podgang, queue)
+        change = await ensure(
+            ctx.kube,
+            PODGROUPS,
+            desired,
+            field_manager=ctx.field_manager,
+            keep=translate.keep_kai_managed,
+        )
+        return Synced(
+            resources=[f"PodGroup {meta.namespace}/{meta.name}"],
+            message=f"KAI PodGroup {meta.name} in queue {queue} ({change})",
+        )
+
+    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
+        await delete_owned(ctx.kube, PODGROUPS, last.namespace, last.name, last.uid)
+
+    def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
+        return prepare_each(request, translate.prepare_pod)
+
+    async def validate_podcliqueset(
+        self, request: ValidateRequest, ctx: BackendContext | None
+    ) -> ValidateReply:
+        pcs = request.podcliqueset
+        errors = translate.validate(pcs)
+        warnings: list[str] = []
+        queue = translate.resolve_queue(pcs)
+        if queue.name is not None:
+            if ctx is None:
+                warnings.append(f'not checked offline: KAI Queue "{queue.name}" exists')
+            elif not await _queue_exists(ctx, queue.name):
+                errors.append(
+                    FieldError(
+                        field=queue.field,
+                        reason=f'KAI Queue "{queue.name}" does not exist in the cluster',
+                    )
+                )
+        return ValidateReply(allowed=not errors, errors=errors, warnings=warnings)
+
+
+async def _queue_exists(ctx: BackendContext, queue: str) -> bool:
+    try:
+        await ctx.kube.request("GET", QUEUES.path(name=queue))
+    except KubeError as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return True

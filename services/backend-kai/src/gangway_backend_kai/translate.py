@@ -1,0 +1,246 @@
+"""PodGang → KAI PodGroup, and the checks KAI needs of a PodCliqueSet. Pure.
+
+The PodGroup (``scheduling.run.ai/v2alpha2``) is named like the PodGang: ``minMember`` is the
+sum of the podgroups' minReplicas, one leaf subgroup per podgroup, and one inner subgroup per
+topologyConstraintGroupConfig (a scaling-group replica packed together) as the parent of its
+leaves. Pods join it by annotation and subgroup label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from gangway_backendkit.converge import carried_metadata
+from gangway_backendkit.pods import amend
+from gangway_backendkit.protocol import Manifest, SyncFailed
+from gangway_contracts import labels
+from gangway_contracts.errors import FieldError
+from gangway_contracts.grove import (
+    PodCliqueSet,
+    PodGang,
+    PodGangTopologyConstraint,
+    topology_constraints,
+)
+from gangway_contracts.k8s import is_dns_label
+from gangway_runtime.kube import ApiResource
+
+NAME: Final = "kai-scheduler"
+PODGROUPS: Final = ApiResource("scheduling.run.ai", "v2alpha2", "podgroups")
+QUEUES: Final = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
+
+QUEUE_LABEL: Final = "kai.scheduler/queue"
+NODE_POOL_LABEL: Final = "kai.scheduler/node-pool"
+TOPOLOGY_ANNOTATION: Final = "kai.scheduler/topology"
+SKIP_PODGROUPER: Final = "kai.scheduler/skip-podgrouper"
+POD_GROUP_ANNOTATION: Final = "pod-group-name"
+SUBGROUP_LABEL: Final = "kai.scheduler/subgroup-name"
+
+# Fields KAI's own components set on a PodGroup after it exists; an update keeps them.
+_KAI_MANAGED_SPEC: Final = ("queue", "markUnschedulable", "schedulingBackoff")
+_KAI_MANAGED_LABELS: Final = (QUEUE_LABEL, NODE_POOL_LABEL)
+
+
+# --- queue ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Queue:
+    name: str | None  # None when there is none, or the choices contradict each other
+    field: str  # where it was set (or should be)
+    errors: list[FieldError]
+
+    @property
+    def problem(self) -> str:
+        return "; ".join(f"{e.field}: {e.reason}" for e in self.errors)
+
+
+def resolve_queue(pcs: PodCliqueSet) -> Queue:
+    """The KAI queue of a PodCliqueSet: its ``kai.scheduler/queue`` label, else annotation,
+    else what its clique templates agree on. Clique templates may repeat it, not contradict
+    it."""
+    meta = pcs.metadata
+    where = "labels" if meta.labels.get(QUEUE_LABEL) else "annotations"
+    queue = meta.labels.get(QUEUE_LABEL) or meta.annotations.get(QUEUE_LABEL)
+    source = f"metadata.{where}[{QUEUE_LABEL}]"
+    errors: list[FieldError] = []
+    for i, clique in enumerate(pcs.spec.template.cliques):
+        value = clique.labels.get(QUEUE_LABEL)
+        if not value:
+            continue
+        field = f"spec.template.cliques[{i}].labels[{QUEUE_LABEL}]"
+        if queue is None:
+            queue, source = value, field
+        elif value != queue:
+            errors.append(
+                FieldError(
+                    field=field,
+                    reason=f'queue "{value}" contradicts queue "{queue}" set in {source}',
+                )
+            )
+    if queue is None:
+        errors.append(
+            FieldError(
+                field=source,
+                reason="kai-scheduler needs a queue: label the PodCliqueSet with the name of a "
+                "KAI Queue (there is no default queue)",
+            )
+        )
+    return Queue(name=None if errors else queue, field=source, errors=errors)
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+def _subgroup_names(pcs: PodCliqueSet) -> Iterator[tuple[str, str]]:
+    """(field, name) of the longest subgroup names the PodCliqueSet produces: those of its
+    highest replica and scaling-group replica indices (names only grow with the index)."""
+    if pcs.spec.replicas == 0:
+        return
+    template = pcs.spec.template
+    prefix = f"{pcs.metadata.name}-{pcs.spec.replicas - 1}"
+    grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
+    for i, clique in enumerate(template.cliques):
+        if clique.name not in grouped:
+            yield f"spec.template.cliques[{i}].name", f"{prefix}-{clique.name}"
+    for i, group in enumerate(template.pod_clique_scaling_groups):
+        replica = f"{prefix}-{group.name}-{max(group.replicas - 1, 0)}"
+        yield f"spec.template.podCliqueScalingGroups[{i}].name", replica
+        for member in group.clique_names:
+            yield f"spec.template.podCliqueScalingGroups[{i}].cliqueNames", f"{replica}-{member}"
+
+
+def validate(pcs: PodCliqueSet) -> list[FieldError]:
+    """What KAI cannot take, without asking the cluster."""
+    errors = list(resolve_queue(pcs).errors)
+    template_topology = pcs.spec.template.topology_constraint
+    topology_name = template_topology.topology_name if template_topology else None
+    for field, constraint in topology_constraints(pcs):
+        if (constraint.required or constraint.preferred) and not topology_name:
+            errors.append(
+                FieldError(
+                    field=f"{field}.pack",
+                    reason="kai-scheduler places by a named Topology: set "
+                    "spec.template.topologyConstraint.topologyName",
+                )
+            )
+    errors.extend(
+        FieldError(
+            field=field,
+            reason=f'makes KAI subgroup name "{name}" ({len(name)} characters), '
+            "which is not a DNS label of at most 63 characters",
+        )
+        for field, name in _subgroup_names(pcs)
+        if not is_dns_label(name)
+    )
+    return errors
+
+
+# --- PodGang → PodGroup ---------------------------------------------------------------------
+
+
+def _topology(
+    constraint: PodGangTopologyConstraint | None, topology: str | None, field: str
+) -> dict[str, str] | None:
+    pack = constraint.pack_constraint if constraint else None
+    if pack is None or not (pack.required or pack.preferred):
+        return None
+    if not topology:
+        raise SyncFailed(
+            "TopologyNameMissing",
+            f"{field} packs pods but the PodGang names no Topology "
+            f"(annotation {labels.TOPOLOGY_NAME})",
+        )
+    kai: dict[str, str] = {"topology": topology}
+    if pack.required:
+        kai["requiredTopologyLevel"] = pack.required
+    if pack.preferred:
+        kai["preferredTopologyLevel"] = pack.preferred
+    return kai
+
+
+def _subgroup(name: str, field: str, **spec: Any) -> dict[str, Any]:
+    if not is_dns_label(name):
+        raise SyncFailed("InvalidSubGroupName", f'{field}: "{name}" is not a DNS label')
+    return {"name": name, **{k: v for k, v in spec.items() if v is not None}}
+
+
+def podgroup(podgang: PodGang, queue: str) -> Manifest:
+    """The KAI PodGroup for a PodGang."""
+    spec = podgang.spec
+    annotations = podgang.metadata.annotations
+    topology = annotations.get(labels.TOPOLOGY_NAME) or annotations.get(TOPOLOGY_ANNOTATION)
+    parents = {
+        group: config.name
+        for config in spec.topology_constraint_group_configs
+        for group in config.pod_group_names
+    }
+    subgroups = [
+        _subgroup(
+            group.name,
+            f"spec.podgroups[{i}].name",
+            minMember=group.min_replicas,
+            parent=parents.get(group.name),
+            topologyConstraint=_topology(
+                group.topology_constraint, topology, f"spec.podgroups[{i}].topologyConstraint"
+            ),
+        )
+        for i, group in enumerate(spec.podgroups)
+    ]
+    subgroups += [
+        _subgroup(
+            config.name,
+            f"spec.topologyConstraintGroupConfigs[{i}].name",
+            minSubGroup=len(config.pod_group_names),
+            topologyConstraint=_topology(
+                config.topology_constraint,
+                topology,
+                f"spec.topologyConstraintGroupConfigs[{i}].topologyConstraint",
+            ),
+        )
+        for i, config in enumerate(spec.topology_constraint_group_configs)
+    ]
+    metadata = carried_metadata(podgang, podgang.metadata.name)
+    metadata["annotations"][SKIP_PODGROUPER] = "true"
+    kai_spec: dict[str, Any] = {
+        "minMember": sum(group.min_replicas for group in spec.podgroups),
+        "queue": queue,
+        "subGroups": subgroups,
+    }
+    if spec.priority_class_name:
+        kai_spec["priorityClassName"] = spec.priority_class_name
+    gang_topology = _topology(spec.topology_constraint, topology, "spec.topologyConstraint")
+    if gang_topology:
+        kai_spec["topologyConstraint"] = gang_topology
+    return {
+        "apiVersion": PODGROUPS.api_version,
+        "kind": "PodGroup",
+        "metadata": metadata,
+        "spec": kai_spec,
+    }
+
+
+def keep_kai_managed(desired: Manifest, live: Manifest) -> Manifest:
+    """``desired`` with what KAI manages once the PodGroup exists taken from ``live``: the
+    queue (fixed at creation), markUnschedulable, schedulingBackoff, node-pool and queue
+    labels."""
+    live_spec, live_labels = live.get("spec", {}), live["metadata"].get("labels", {})
+    spec = dict(desired["spec"])
+    spec.update({k: live_spec[k] for k in _KAI_MANAGED_SPEC if live_spec.get(k) is not None})
+    meta = dict(desired["metadata"])
+    meta["labels"] = {
+        **meta.get("labels", {}),
+        **{k: live_labels[k] for k in _KAI_MANAGED_LABELS if k in live_labels},
+    }
+    return {**desired, "metadata": meta, "spec": spec}
+
+
+def prepare_pod(pod: Manifest, podgang: PodGang, podgroup_name: str) -> Manifest:
+    """Hand a pod to KAI: its scheduler, its PodGroup and subgroup, podgrouper kept off."""
+    return amend(
+        pod,
+        labels={SUBGROUP_LABEL: podgroup_name},
+        annotations={POD_GROUP_ANNOTATION: podgang.metadata.name, SKIP_PODGROUPER: "true"},
+        spec={"schedulerName": NAME},
+    )

@@ -1,0 +1,110 @@
+"""The default-scheduler backend: the Kubernetes Workload API when gang scheduling is on,
+nothing but the scheduler's name when it is off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from gangway_backend_kube import translate
+from gangway_backend_kube.translate import (
+    GROUP,
+    NAME,
+    PODGROUPS,
+    WORKLOAD_VERSIONS,
+    WorkloadVersion,
+)
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.pods import prepare_each
+from gangway_backendkit.protocol import Capabilities, Synced
+from gangway_contracts.config import KubeSchedulerConfig, SchedulerConfig
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.rpc import (
+    PreparePodsReply,
+    PreparePodsRequest,
+    ValidateReply,
+    ValidateRequest,
+)
+from gangway_runtime.service import CannotStart
+
+
+class KubeBackend:
+    name = NAME
+    capabilities = Capabilities(gang=True, topology=False, queues=False)
+
+    def __init__(
+        self, gang_scheduling: bool, workload_version: WorkloadVersion | None = None
+    ) -> None:
+        self.gang_scheduling = gang_scheduling
+        # Found at init from what the API server serves; given for offline rendering.
+        self.version: WorkloadVersion | None = workload_version if gang_scheduling else None
+
+    @classmethod
+    def from_config(
+        cls, config: SchedulerConfig, workload_version: WorkloadVersion | None = None
+    ) -> KubeBackend:
+        profile = config.profiles.get(NAME)
+        kube = profile.config if profile else None
+        gang = isinstance(kube, KubeSchedulerConfig) and kube.gang_scheduling
+        return cls(gang_scheduling=gang, workload_version=workload_version)
+
+    async def init(self, ctx: BackendContext) -> None:
+        if not self.gang_scheduling:
+            return
+        for version in WORKLOAD_VERSIONS:
+            if await ctx.kube.serves(translate.workloads(version)):
+                if version == "v1alpha2" and not await ctx.kube.serves(PODGROUPS):
+                    continue
+                self.version = version
+                return
+        raise CannotStart(
+            f"gangScheduling is on but the API server serves no {GROUP} Workload API "
+            f"({' or '.join(WORKLOAD_VERSIONS)}): start kube-apiserver and kube-scheduler with "
+            "--feature-gates=GenericWorkload=true,GangScheduling=true and kube-apiserver with "
+            f"--runtime-config={GROUP}/v1alpha2=true (Kubernetes 1.36) or "
+            f"{GROUP}/v1alpha1=true (1.35); or set gangScheduling: false"
+        )
+
+    def resources(
+        self, podgang: PodGang, podcliqueset: PodCliqueSet | None
+    ) -> list[dict[str, Any]]:
+        return translate.resources(podgang, self.version) if self.version else []
+
+    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+        if self.version is None:
+            return Synced(message="gang scheduling off: pods go to default-scheduler one by one")
+        resources: list[str] = []
+        changes: list[str] = []
+        for manifest in self.resources(podgang, None):  # the Workload before its PodGroups
+            kind = manifest["kind"]
+            resource = translate.workloads(self.version) if kind == "Workload" else PODGROUPS
+            change = await ensure(
+                ctx.kube, resource, manifest, field_manager=ctx.field_manager, immutable_spec=True
+            )
+            resources.append(f"{kind} {podgang.metadata.namespace}/{manifest['metadata']['name']}")
+            changes.append(f"{kind} {manifest['metadata']['name']} {change}")
+        return Synced(
+            resources=resources, message=f"Workload API {self.version}: " + ", ".join(changes)
+        )
+
+    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
+        if self.version is None:
+            return
+        podgang = msgspec.json.decode(last.object, type=PodGang)
+        ns = last.namespace
+        await delete_owned(ctx.kube, translate.workloads(self.version), ns, last.name, last.uid)
+        if self.version == "v1alpha2":
+            for group in podgang.spec.podgroups:
+                await delete_owned(ctx.kube, PODGROUPS, ns, group.name, last.uid)
+
+    def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
+        return prepare_each(request, translate.prepare_pod(self.version))
+
+    async def validate_podcliqueset(
+        self, request: ValidateRequest, ctx: BackendContext | None
+    ) -> ValidateReply:
+        errors, unsupported = translate.validate(request.podcliqueset, self.gang_scheduling)
+        return ValidateReply(allowed=not errors, errors=errors, unsupported=unsupported)

@@ -1,0 +1,223 @@
+"""PodGang → the Workload API of the Kubernetes default scheduler, and what it cannot take.
+Pure.
+
+One pod group per PodGang podgroup, each gang-scheduled with minCount = minReplicas (basic
+when that is 0). Its name in the Workload is the podgroup's name relative to the base gang
+(``leader``, ``workers-0-worker``), readable and a DNS label as the API wants.
+
+- ``v1alpha2`` (Kubernetes 1.36): a Workload of podGroupTemplates, plus one PodGroup object
+  per podgroup named like it; pods carry ``spec.schedulingGroup.podGroupName``.
+- ``v1alpha1`` (1.35): a Workload of podGroups; pods carry ``spec.workloadRef``.
+
+The kube-scheduler gangs each pod group on its own: the PodGang as a whole is not placed
+atomically (that needs the CompositePodGroup of later releases).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final, Literal
+
+from gangway_backendkit.converge import carried_metadata
+from gangway_backendkit.pods import PreparePod, amend
+from gangway_backendkit.protocol import Manifest, SyncFailed
+from gangway_contracts import labels
+from gangway_contracts.config import DEFAULT_SCHEDULER
+from gangway_contracts.errors import FieldError
+from gangway_contracts.grove import SCHEDULER_GROUP, PodCliqueSet, PodGang, topology_constraints
+from gangway_contracts.k8s import is_dns_label
+from gangway_contracts.rpc import UnsupportedFeature
+from gangway_runtime.kube import ApiResource
+
+NAME: Final = DEFAULT_SCHEDULER
+GROUP: Final = "scheduling.k8s.io"
+WorkloadVersion = Literal["v1alpha2", "v1alpha1"]
+WORKLOAD_VERSIONS: Final[tuple[WorkloadVersion, ...]] = ("v1alpha2", "v1alpha1")
+MAX_POD_GROUPS: Final = 8  # per Workload, in both versions
+
+
+def workloads(version: WorkloadVersion) -> ApiResource:
+    return ApiResource(GROUP, version, "workloads")
+
+
+PODGROUPS: Final = ApiResource(GROUP, "v1alpha2", "podgroups")
+
+
+def template_name(podgang: PodGang, podgroup: str) -> str:
+    """A podgroup's name inside the Workload: relative to the base gang of its PCS replica."""
+    base = podgang.metadata.labels.get(labels.BASE_PODGANG, podgang.metadata.name)
+    return podgroup.removeprefix(f"{base}-")
+
+
+def _policy(min_replicas: int) -> dict[str, Any]:
+    return {"gang": {"minCount": min_replicas}} if min_replicas > 0 else {"basic": {}}
+
+
+def _checked(podgang: PodGang) -> list[tuple[str, str, int]]:
+    """(podgroup, template name, minReplicas) per podgroup; SyncFailed if the Workload API
+    cannot hold them."""
+    groups = podgang.spec.podgroups
+    if len(groups) > MAX_POD_GROUPS:
+        raise SyncFailed(
+            "TooManyPodGroups",
+            f"a Workload holds at most {MAX_POD_GROUPS} pod groups; "
+            f"PodGang {podgang.metadata.name} has {len(groups)}",
+        )
+    found = []
+    for i, group in enumerate(groups):
+        name = template_name(podgang, group.name)
+        if not is_dns_label(name):
+            raise SyncFailed(
+                "InvalidPodGroupName", f'spec.podgroups[{i}]: "{name}" is not a DNS label'
+            )
+        found.append((group.name, name, group.min_replicas))
+    return found
+
+
+def workload(podgang: PodGang, version: WorkloadVersion) -> Manifest:
+    groups = _checked(podgang)
+    if version == "v1alpha2":
+        spec_groups: dict[str, Any] = {
+            "podGroupTemplates": [
+                {"name": name, "schedulingPolicy": _policy(n)} for _, name, n in groups
+            ]
+        }
+    else:
+        spec_groups = {"podGroups": [{"name": name, "policy": _policy(n)} for _, name, n in groups]}
+    return {
+        "apiVersion": workloads(version).api_version,
+        "kind": "Workload",
+        "metadata": carried_metadata(podgang, podgang.metadata.name),
+        "spec": {
+            "controllerRef": {
+                "apiGroup": SCHEDULER_GROUP,
+                "kind": "PodGang",
+                "name": podgang.metadata.name,
+            },
+            **spec_groups,
+        },
+    }
+
+
+def podgroups(podgang: PodGang) -> list[Manifest]:
+    """v1alpha2's PodGroup objects, one per podgroup, named like it."""
+    return [
+        {
+            "apiVersion": PODGROUPS.api_version,
+            "kind": "PodGroup",
+            "metadata": carried_metadata(podgang, group),
+            "spec": {
+                "podGroupTemplateRef": {
+                    "workload": {
+                        "workloadName": podgang.metadata.name,
+                        "podGroupTemplateName": name,
+                    }
+                },
+                "schedulingPolicy": _policy(n),
+            },
+        }
+        for group, name, n in _checked(podgang)
+    ]
+
+
+def resources(podgang: PodGang, version: WorkloadVersion) -> list[Manifest]:
+    """Everything for one PodGang, the Workload first."""
+    found = [workload(podgang, version)]
+    if version == "v1alpha2":
+        found += podgroups(podgang)
+    return found
+
+
+def prepare_pod(version: WorkloadVersion | None) -> PreparePod:
+    """The pod preparation for a Workload API version (None: gang scheduling off)."""
+
+    def prepare(pod: Manifest, podgang: PodGang, podgroup: str) -> Manifest:
+        spec: dict[str, Any] = {"schedulerName": NAME}
+        if version == "v1alpha2":
+            spec["schedulingGroup"] = {"podGroupName": podgroup}
+        elif version == "v1alpha1":
+            spec["workloadRef"] = {
+                "name": podgang.metadata.name,
+                "podGroup": template_name(podgang, podgroup),
+            }
+        return amend(pod, spec=spec)
+
+    return prepare
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+def _gang_sizes(pcs: PodCliqueSet) -> Iterator[tuple[str, str, int]]:
+    """(field, gang, podgroups in it) for the base gang and each scaling group's gangs."""
+    template = pcs.spec.template
+    grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
+    base = sum(1 for c in template.cliques if c.name not in grouped)
+    base += sum(
+        min(g.min_available, g.replicas) * len(g.clique_names)
+        for g in template.pod_clique_scaling_groups
+    )
+    yield "spec.template", "the base gang", base
+    for i, group in enumerate(template.pod_clique_scaling_groups):
+        field = f"spec.template.podCliqueScalingGroups[{i}].cliqueNames"
+        yield field, f"each scaled gang of {group.name}", len(group.clique_names)
+
+
+def _template_names(pcs: PodCliqueSet) -> Iterator[tuple[str, str]]:
+    """(field, name) of the longest pod group names the PodCliqueSet produces."""
+    template = pcs.spec.template
+    grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
+    for i, clique in enumerate(template.cliques):
+        if clique.name not in grouped:
+            yield f"spec.template.cliques[{i}].name", clique.name
+    for i, group in enumerate(template.pod_clique_scaling_groups):
+        for member in group.clique_names:
+            name = f"{group.name}-{max(group.replicas - 1, 0)}-{member}"
+            yield f"spec.template.podCliqueScalingGroups[{i}].name", name
+
+
+def validate(
+    pcs: PodCliqueSet, gang_scheduling: bool
+) -> tuple[list[FieldError], list[UnsupportedFeature]]:
+    """Errors (rejected at admission) and unsupported features (admitted, reported)."""
+    errors: list[FieldError] = []
+    unsupported: list[UnsupportedFeature] = []
+    for field, constraint in topology_constraints(pcs):
+        if constraint.required:
+            errors.append(
+                FieldError(
+                    field=f"{field}.pack.required",
+                    reason="default-scheduler has no topology-aware gang placement, so required "
+                    "packing cannot be honoured; use preferred, or a topology-aware scheduler "
+                    "such as kai-scheduler",
+                )
+            )
+        if constraint.preferred:
+            unsupported.append(
+                UnsupportedFeature(
+                    field=f"{field}.pack.preferred",
+                    feature="TopologyPreferredPacking",
+                    message="default-scheduler ignores preferred topology packing",
+                )
+            )
+    if not gang_scheduling:
+        return errors, unsupported
+    errors.extend(
+        FieldError(
+            field=field,
+            reason=f"{gang} would have {count} pod groups; the Workload API holds at most "
+            f"{MAX_POD_GROUPS}",
+        )
+        for field, gang, count in _gang_sizes(pcs)
+        if count > MAX_POD_GROUPS
+    )
+    errors.extend(
+        FieldError(
+            field=field,
+            reason=f'makes Workload pod group name "{name}" ({len(name)} characters), which '
+            "is not a DNS label of at most 63 characters",
+        )
+        for field, name in _template_names(pcs)
+        if not is_dns_label(name)
+    )
+    return errors, unsupported
