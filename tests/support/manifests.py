@@ -1,4 +1,5 @@
-"""Reading test manifests and comparing decoded views with what they came from."""
+"""Reading test manifests and comparing decoded views with what they came from
+(``is_subset``: every value of the first appears at the same place in the second)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from typing import Any
 
 import yaml
 
+from gangway_backendkit.converge import contains as is_subset
 from tests.support.paths import FIXTURES
+
+__all__ = ["fixture", "fixtures", "is_subset"]
 
 
 def fixture(relative: str) -> dict[str, Any]:
@@ -17,18 +21,3 @@ def fixture(relative: str) -> dict[str, Any]:
 
 def fixtures(folder: str) -> list[Path]:
     return sorted((FIXTURES / folder).glob("*.yaml"))
-
-
-def is_subset(part: Any, whole: Any) -> bool:
-    """Every value in ``part`` appears at the same place in ``whole``."""
-    if isinstance(part, dict):
-        return isinstance(whole, dict) and all(
-            k in whole and is_subset(v, whole[k]) for k, v in part.items()
-        )
-    if isinstance(part, list):
-        return (
-            isinstance(whole, list)
-            and len(part) == len(whole)
-            and all(is_subset(p, w) for p, w in zip(part, whole, strict=True))
-        )
-    return bool(part == whole)

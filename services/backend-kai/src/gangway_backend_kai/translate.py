@@ -61,8 +61,9 @@ def resolve_queue(pcs: PodCliqueSet) -> Queue:
     else what its clique templates agree on. Clique templates may repeat it, not contradict
     it."""
     meta = pcs.metadata
-    where = "labels" if meta.labels.get(QUEUE_LABEL) else "annotations"
-    queue = meta.labels.get(QUEUE_LABEL) or meta.annotations.get(QUEUE_LABEL)
+    label, annotation = meta.labels.get(QUEUE_LABEL), meta.annotations.get(QUEUE_LABEL)
+    queue = label or annotation
+    where = "annotations" if annotation and not label else "labels"
     source = f"metadata.{where}[{QUEUE_LABEL}]"
     errors: list[FieldError] = []
     for i, clique in enumerate(pcs.spec.template.cliques):

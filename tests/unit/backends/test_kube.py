@@ -1,0 +1,150 @@
+"""PodGang → Workload API (1.36 v1alpha2, 1.35 v1alpha1), validation, pod preparation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gangway_backend_kube import translate
+from gangway_backend_kube.backend import KubeBackend
+from gangway_backend_kube.translate import WorkloadVersion
+from gangway_backendkit.protocol import SyncFailed
+from gangway_contracts import labels
+from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
+from tests.unit.backends.builders import pod, podcliqueset, podgang
+
+BASE = podgang(("pcs-0-leader", 1), ("pcs-0-sg-0-worker", 2), ("pcs-0-sg-0-idle", 0))
+SCALED = podgang(
+    ("pcs-0-sg-1-worker", 2), name="pcs-0-sg-0", extra_labels={labels.BASE_PODGANG: "pcs-0"}
+)
+
+
+@pytest.mark.parametrize(
+    ("gang", "podgroup", "name"),
+    [
+        (BASE, "pcs-0-leader", "leader"),
+        (BASE, "pcs-0-sg-0-worker", "sg-0-worker"),
+        (SCALED, "pcs-0-sg-1-worker", "sg-1-worker"),  # relative to the base gang, not its own
+    ],
+)
+def test_pod_group_names_are_relative_to_the_base_gang(gang: Any, podgroup: str, name: str) -> None:
+    assert translate.template_name(gang, podgroup) == name
+
+
+def test_v1alpha2_workload_templates_and_one_podgroup_object_per_podgroup() -> None:
+    workload, *groups = translate.resources(BASE, "v1alpha2")
+    assert workload["apiVersion"] == "scheduling.k8s.io/v1alpha2"
+    assert workload["metadata"]["name"] == "pcs-0"
+    assert workload["spec"] == {
+        "controllerRef": {"apiGroup": "scheduler.grove.io", "kind": "PodGang", "name": "pcs-0"},
+        "podGroupTemplates": [
+            {"name": "leader", "schedulingPolicy": {"gang": {"minCount": 1}}},
+            {"name": "sg-0-worker", "schedulingPolicy": {"gang": {"minCount": 2}}},
+            {"name": "sg-0-idle", "schedulingPolicy": {"basic": {}}},
+        ],
+    }
+    assert [(g["kind"], g["metadata"]["name"]) for g in groups] == [
+        ("PodGroup", "pcs-0-leader"),
+        ("PodGroup", "pcs-0-sg-0-worker"),
+        ("PodGroup", "pcs-0-sg-0-idle"),
+    ]
+    assert groups[1]["spec"] == {
+        "podGroupTemplateRef": {
+            "workload": {"workloadName": "pcs-0", "podGroupTemplateName": "sg-0-worker"}
+        },
+        "schedulingPolicy": {"gang": {"minCount": 2}},
+    }
+    assert all(g["metadata"]["ownerReferences"][0]["kind"] == "PodGang" for g in groups)
+
+
+def test_v1alpha1_workload_has_pod_groups_and_nothing_else() -> None:
+    [workload] = translate.resources(BASE, "v1alpha1")
+    assert workload["apiVersion"] == "scheduling.k8s.io/v1alpha1"
+    assert workload["spec"]["podGroups"] == [
+        {"name": "leader", "policy": {"gang": {"minCount": 1}}},
+        {"name": "sg-0-worker", "policy": {"gang": {"minCount": 2}}},
+        {"name": "sg-0-idle", "policy": {"basic": {}}},
+    ]
+
+
+def test_more_pod_groups_than_a_workload_holds_fail_the_sync() -> None:
+    gang = podgang(*[(f"pcs-0-c{i}", 1) for i in range(9)])
+    with pytest.raises(SyncFailed) as failed:
+        translate.resources(gang, "v1alpha2")
+    assert failed.value.reason == "TooManyPodGroups"
+
+
+@pytest.mark.parametrize(
+    ("version", "spec"),
+    [
+        (None, {"schedulerName": "default-scheduler"}),
+        (
+            "v1alpha2",
+            {
+                "schedulerName": "default-scheduler",
+                "schedulingGroup": {"podGroupName": "pcs-0-sg-1-worker"},
+            },
+        ),
+        (
+            "v1alpha1",
+            {
+                "schedulerName": "default-scheduler",
+                "workloadRef": {"name": "pcs-0-sg-0", "podGroup": "sg-1-worker"},
+            },
+        ),
+    ],
+)
+def test_prepared_pods_point_at_their_group(
+    version: WorkloadVersion | None, spec: dict[str, Any]
+) -> None:
+    backend = KubeBackend(gang_scheduling=version is not None, workload_version=version)
+    request = PreparePodsRequest(
+        podgang=SCALED, pods=[pod("pcs-0-sg-1-worker-0", "pcs-0-sg-0", "pcs-0-sg-1-worker")]
+    )
+    reply = backend.prepare_pods(request)
+    assert isinstance(reply, PodsPrepared)
+    assert reply.pods[0]["spec"] == {"containers": [{"name": "c", "image": "i"}], **spec}
+
+
+def test_gang_scheduling_comes_from_the_profile() -> None:
+    on = parse_scheduler_config(
+        {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]}
+    )
+    assert KubeBackend.from_config(on).gang_scheduling
+    assert not KubeBackend.from_config(parse_scheduler_config(None)).gang_scheduling
+
+
+async def validate(gang: bool, **kwargs: Any) -> Any:
+    pcs = podcliqueset(**kwargs)
+    backend = KubeBackend(gang_scheduling=gang)
+    return await backend.validate_podcliqueset(
+        ValidateRequest(operation="CREATE", podcliqueset=pcs), None
+    )
+
+
+async def test_required_packing_is_rejected_preferred_is_admitted_as_unsupported() -> None:
+    reply = await validate(
+        False,
+        cliques=[{"name": "a", "topologyConstraint": {"pack": {"required": "rack"}}}],
+        topology={"pack": {"preferred": "zone"}},
+    )
+    assert not reply.allowed
+    assert [e.field for e in reply.errors] == [
+        "spec.template.cliques[0].topologyConstraint.pack.required"
+    ]
+    assert [(u.field, u.feature) for u in reply.unsupported] == [
+        ("spec.template.topologyConstraint.pack.preferred", "TopologyPreferredPacking")
+    ]
+
+
+async def test_gangs_too_big_for_a_workload_are_rejected_only_with_gang_scheduling() -> None:
+    shape = {
+        "cliques": [{"name": f"c{i}"} for i in range(3)],
+        "groups": [{"name": "sg", "cliqueNames": ["c1", "c2"], "replicas": 5, "minAvailable": 4}],
+    }
+    assert (await validate(False, **shape)).allowed
+    reply = await validate(True, **shape)
+    assert [e.field for e in reply.errors] == ["spec.template"]
+    assert "9 pod groups" in reply.errors[0].reason
