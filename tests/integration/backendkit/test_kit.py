@@ -3,22 +3,15 @@ its condition, failures are retried or dead-lettered, requests are answered."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
-from gangway_backendkit.run import serve
-from gangway_backendkit.settings import BackendSettings
-from gangway_contracts import labels
 from gangway_contracts.codec import from_object, to_json
-from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.grove import PodCliqueSet, PodGang
-from gangway_contracts.resources import mirrored_resources
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateReply, ValidateRequest
 from gangway_contracts.subjects import (
     ERROR_HEADER,
@@ -28,50 +21,23 @@ from gangway_contracts.subjects import (
     ObjectKey,
     Subjects,
 )
-from gangway_runtime.kube import Kube
-from tests.integration.watcher.conftest import only_this_test, podcliqueset, podgang
-from tests.support.kube import resource_path, server_side_apply
-from tests.support.store import eventually, running_watcher
+from tests.integration.watcher.conftest import podcliqueset, podgang
+from tests.support.backends import backend_synced, live, running_backend
+from tests.support.kube import server_side_apply
+from tests.support.store import eventually
 from tests.support.stub_backend import NAME, StubBackend
 
 CONFIG = {"profiles": [{"name": NAME, "external": True}]}
 
 
-@contextlib.asynccontextmanager
-async def system(
+def system(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
-) -> AsyncIterator[StubBackend]:
-    """The watcher (PodGangs of this test) and the stub backend, in this event loop."""
-    resources = [
-        only_this_test(r, namespace)
-        for r in mirrored_resources(parse_scheduler_config(CONFIG))
-        if r.kind == Kind.PODGANG
-    ]
-    backend = StubBackend()
-    settings = BackendSettings(subject_prefix=subjects.prefix, max_attempts=3)
-    js = nc.jetstream()
-    async with running_watcher(api, js, subjects, resources):
-        ready = asyncio.Event()
-        task = asyncio.create_task(serve(backend, nc, js, Kube(api), settings, ready=ready))
-        try:
-            await asyncio.wait_for(ready.wait(), 30)
-            yield backend
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+) -> contextlib.AbstractAsyncContextManager[StubBackend]:
+    return running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG, max_attempts=3)
 
 
 async def condition(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
-    path = await resource_path(api, podgang(namespace, name, NAME), namespace)
-    body = await Kube(api).request("GET", path)
-    obj: dict[str, Any] = msgspec.json.decode(body)
-    found = [
-        c
-        for c in (obj.get("status") or {}).get("conditions", [])
-        if c["type"] == labels.BACKEND_SYNCED
-    ]
-    return {**found[0], "generation": obj["metadata"]["generation"]} if found else {}
+    return backend_synced(await live(api, podgang(namespace, name, NAME), namespace))
 
 
 async def test_podgangs_get_the_backends_condition(

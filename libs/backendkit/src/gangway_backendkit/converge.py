@@ -102,6 +102,9 @@ async def ensure(
     if live is None:
         await kube.request("POST", resource.path(namespace), query, body=_stamped(desired))
         return Change.CREATED
+    if live["metadata"].get("deletionTimestamp"):
+        # Going away (finalizers pending): create it again once it is gone.
+        raise KubeError(409, "BeingDeleted", f"{resource.plural} {namespace}/{name} is terminating")
     desired = _stamped(keep(desired, live) if keep else desired)
     if _unchanged(desired, live):
         return Change.UNCHANGED
@@ -111,6 +114,8 @@ async def ensure(
         await kube.request(
             "DELETE", resource.path(namespace, name), body={"preconditions": preconditions}
         )
+        # Created at once when nothing holds the old one; otherwise AlreadyExists (409) and
+        # the retry finds it terminating, then gone.
         await kube.request("POST", resource.path(namespace), query, body=desired)
         return Change.REPLACED
     # A full replace of spec (what someone else changed goes back), metadata merged (what

@@ -193,13 +193,22 @@ class ControlPlane(processes.Supervised):
         self._children.remove(child)
         self._start_apiserver(port=int(self.server.rsplit(":", 1)[1]))
 
+    @property
+    def _controllers(self) -> list[str]:
+        """Owner-reference GC and namespace deletion; from 1.36 also the controller that
+        lifts the protection finalizer of deleted PodGroups (else they never go away)."""
+        found = ["garbage-collector-controller", "namespace-controller"]
+        if self.workload_api_version == "v1alpha2":
+            found.append("podgroup-protection-controller")
+        return found
+
     def _start_controller_manager(self, sa_key: Path) -> None:
         child = processes.start(
             "kube-controller-manager",
             [
                 self.binaries.kube_controller_manager,
                 f"--kubeconfig={self.kubeconfig}",
-                "--controllers=garbage-collector-controller,namespace-controller",
+                f"--controllers={','.join(self._controllers)}",
                 "--leader-elect=false",
                 "--secure-port=0",
                 f"--service-account-private-key-file={sa_key}",

@@ -10,6 +10,7 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure, read
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
+from gangway_backendkit.status import PODGANGS
 from gangway_contracts import labels
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -59,6 +60,7 @@ class KaiBackend:
             if resolved is None:  # not in the store yet: the watcher mirrors it shortly
                 raise RuntimeError(f"PodCliqueSet of {meta.namespace}/{meta.name} not seen yet")
             raise SyncFailed("QueueMissing", resolved.problem)
+        await _mark_skip_podgrouper(ctx, podgang)
         desired = translate.podgroup(podgang, queue)
         change = await ensure(
             ctx.kube,
@@ -106,3 +108,14 @@ async def _queue_exists(ctx: BackendContext, queue: str) -> bool:
             return False
         raise
     return True
+
+
+async def _mark_skip_podgrouper(ctx: BackendContext, podgang: PodGang) -> None:
+    """KAI's podgrouper builds PodGroups for pods' top owners unless told not to; the PodGang
+    is such an owner. One merge patch, once (metadata only: the generation stays)."""
+    if podgang.metadata.annotations.get(translate.SKIP_PODGROUPER) == "true":
+        return
+    meta = podgang.metadata
+    path = PODGANGS.path(meta.namespace, meta.name)
+    patch = {"metadata": {"annotations": {translate.SKIP_PODGROUPER: "true"}}}
+    await ctx.kube.request("PATCH", path, body=patch, content_type="application/merge-patch+json")

@@ -1,0 +1,198 @@
+"""backend-kai against the real API server with KAI's real CRDs: the PodGroup it keeps (the
+CRD schema validates it), drift repair, what KAI manages kept, cleanup, and its endpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_backend_kai.backend import KaiBackend
+from gangway_backend_kai.translate import PODGROUPS, QUEUES, SKIP_PODGROUPER
+from gangway_backendkit.context import BackendContext
+from gangway_contracts.codec import from_object, to_json
+from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.rpc import ValidateReply, ValidateRequest
+from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_runtime.kube import Kube, KubeError
+from tests.integration.watcher.conftest import labelled
+from tests.support.backends import backend_synced, live, running_backend
+from tests.support.kube import merge_patch, resource_path, server_side_apply
+from tests.support.manifests import fixture
+from tests.support.store import eventually
+
+CONFIG = {"profiles": [{"name": "kai-scheduler", "default": True}]}
+QUEUE = "team-a"  # what the fixture PodCliqueSet names
+
+
+@pytest.fixture
+async def queue(api: ApiClient) -> str:
+    body = {"apiVersion": QUEUES.api_version, "kind": "Queue", "metadata": {"name": QUEUE}}
+    body["spec"] = {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}}
+    try:
+        await Kube(api).request("POST", QUEUES.path(), body=body)
+    except KubeError as exc:
+        if exc.status != 409:  # shared by the tests of this session
+            raise
+    return QUEUE
+
+
+def manifests(namespace: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The inference PodCliqueSet and its base PodGang (topology, a packed scaling group)."""
+    pcs = labelled(fixture("podcliquesets/disaggregated-inference.yaml"), namespace, "llama-disagg")
+    gang = labelled(fixture("podgangs/base-gang.yaml"), namespace, "llama-disagg-0")
+    gang.pop("status")
+    return pcs, gang
+
+
+def podgroup_of(gang: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": PODGROUPS.api_version,
+        "kind": "PodGroup",
+        "metadata": {"name": gang["metadata"]["name"]},
+    }
+
+
+EXPECTED_SPEC = {
+    "minMember": 5,
+    "queue": QUEUE,
+    "priorityClassName": "inference-high",
+    "topologyConstraint": {
+        "topology": "datacenter",
+        "preferredTopologyLevel": "topology.kubernetes.io/zone",
+    },
+    "subGroups": [
+        {"name": "llama-disagg-0-router", "minMember": 2},
+        {
+            "name": "llama-disagg-0-prefill-0-pleader",
+            "minMember": 1,
+            "parent": "llama-disagg-0-prefill-0",
+        },
+        {
+            "name": "llama-disagg-0-prefill-0-pworker",
+            "minMember": 2,
+            "parent": "llama-disagg-0-prefill-0",
+        },
+        {
+            "name": "llama-disagg-0-prefill-0",
+            "minSubGroup": 2,
+            "topologyConstraint": {
+                "topology": "datacenter",
+                "requiredTopologyLevel": "example.com/block",
+            },
+        },
+    ],
+}
+
+
+def in_shape(podgroup: dict[str, Any]) -> bool:
+    spec = podgroup.get("spec", {})
+    return all(spec.get(k) == v for k, v in EXPECTED_SPEC.items())
+
+
+async def test_a_podgang_becomes_a_kai_podgroup_and_stays_in_shape(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, queue: str
+) -> None:
+    pcs, gang = manifests(namespace)
+    async with running_backend(api, nc, subjects, namespace, KaiBackend(), CONFIG):
+        await server_side_apply(api, pcs, namespace)
+        await server_side_apply(api, gang, namespace)
+        group = await eventually(lambda: live(api, podgroup_of(gang), namespace), in_shape)
+        meta = group["metadata"]
+        assert meta["ownerReferences"][0]["kind"] == "PodGang"
+        assert meta["annotations"][SKIP_PODGROUPER] == "true"
+        synced = await eventually(
+            lambda: live(api, gang, namespace),
+            lambda g: backend_synced(g).get("status") == "True",
+        )
+        condition = backend_synced(synced)
+        assert condition["observedGeneration"] == condition["generation"]
+        assert synced["metadata"]["annotations"][SKIP_PODGROUPER] == "true"
+
+        # Someone edits what we own: put back. KAI's own fields: kept.
+        path = await resource_path(api, podgroup_of(gang), namespace)
+        await merge_patch(api, path, {"spec": {"minMember": 99, "markUnschedulable": True}})
+        repaired = await eventually(lambda: live(api, podgroup_of(gang), namespace), in_shape)
+        assert repaired["spec"]["markUnschedulable"] is True
+
+        # Someone deletes it: created again.
+        await Kube(api).request("DELETE", path)
+        recreated = await eventually(
+            lambda: live(api, podgroup_of(gang), namespace),
+            lambda g: bool(g) and g["metadata"]["uid"] != meta["uid"],
+        )
+        assert in_shape(recreated)
+
+        # The PodGang changes: the PodGroup follows, still in the queue it was made with.
+        await merge_patch(api, path, {"metadata": {"labels": {"kai.scheduler/node-pool": "a"}}})
+        gang["spec"]["priorityClassName"] = "inference-low"
+        await server_side_apply(api, gang, namespace)
+        updated = await eventually(
+            lambda: live(api, podgroup_of(gang), namespace),
+            lambda g: g.get("spec", {}).get("priorityClassName") == "inference-low",
+        )
+        assert updated["spec"]["queue"] == QUEUE
+        assert updated["metadata"]["labels"]["kai.scheduler/node-pool"] == "a"
+
+        # The PodGang goes: so does its PodGroup.
+        await Kube(api).request("DELETE", await resource_path(api, gang, namespace))
+        await eventually(lambda: live(api, podgroup_of(gang), namespace), lambda g: not g)
+
+
+async def test_explicit_cleanup_deletes_only_what_the_deleted_podgang_owned(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, queue: str
+) -> None:
+    pcs, gang = manifests(namespace)
+    backend = KaiBackend()
+    async with running_backend(api, nc, subjects, namespace, backend, CONFIG):
+        await server_side_apply(api, pcs, namespace)
+        applied = await server_side_apply(api, gang, namespace)
+        await eventually(lambda: live(api, podgroup_of(gang), namespace), bool)
+    ctx = BackendContext("kai-scheduler", Kube(api), nc.jetstream(), subjects, "test")
+
+    def last(uid: str) -> ObjectRecord:
+        return ObjectRecord(
+            kind="PodGang",
+            namespace=namespace,
+            name=gang["metadata"]["name"],
+            uid=uid,
+            resource_version="1",
+            observed_at="2026-01-01T00:00:00Z",
+            object=msgspec.Raw(msgspec.json.encode(applied)),
+            deleted=True,
+        )
+
+    # A tombstone of an older PodGang of the same name does not touch the current one's group.
+    await backend.on_podgang_delete(last("some-older-uid"), ctx)
+    assert await live(api, podgroup_of(gang), namespace)
+    # Without garbage collection (no controller manager in some clusters) the backend deletes.
+    await backend.on_podgang_delete(last(applied["metadata"]["uid"]), ctx)
+    await eventually(lambda: live(api, podgroup_of(gang), namespace), lambda g: not g)
+
+
+async def validate(nc: NatsClient, subjects: Subjects, pcs: dict[str, Any]) -> ValidateReply:
+    request = ValidateRequest(operation="CREATE", podcliqueset=from_object(pcs, PodCliqueSet))
+    subject = subjects.backend("kai-scheduler", BackendOperation.VALIDATE)
+    reply = await nc.request(subject, to_json(request), timeout=10)
+    return msgspec.json.decode(reply.data, type=ValidateReply)
+
+
+async def test_validation_checks_the_queue_exists(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, queue: str
+) -> None:
+    pcs, _ = manifests(namespace)
+    async with running_backend(api, nc, subjects, namespace, KaiBackend(), CONFIG):
+        # The fixture's preferred zone packing names no Topology: KAI needs one.
+        pcs["spec"]["template"]["topologyConstraint"]["topologyName"] = "datacenter"
+        assert (await validate(nc, subjects, pcs)).allowed
+        pcs["metadata"]["labels"]["kai.scheduler/queue"] = "no-such-queue"
+        reply = await validate(nc, subjects, pcs)
+        assert not reply.allowed
+        assert [str(e) for e in reply.errors] == [
+            'metadata.labels[kai.scheduler/queue]: KAI Queue "no-such-queue" does not exist '
+            "in the cluster"
+        ]

@@ -1,0 +1,129 @@
+"""backend-kube against the real API server serving the Workload API: the Workload and
+PodGroups it keeps (the API server validates them), drift repair, pods the API accepts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_backend_kube.backend import KubeBackend
+from gangway_contracts import labels
+from gangway_contracts.codec import from_object, to_json
+from gangway_contracts.grove import PodGang
+from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
+from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_runtime.kube import Kube
+from tests.integration.watcher.conftest import labelled
+from tests.support.backends import backend_synced, live, running_backend
+from tests.support.environment import Cluster
+from tests.support.kube import resource_path, server_side_apply
+from tests.support.manifests import fixture
+from tests.support.store import eventually
+
+GANG = {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]}
+NO_GANG: dict[str, Any] = {"profiles": [{"name": "default-scheduler"}]}
+TEMPLATES = ["router", "prefill-0-pleader", "prefill-0-pworker"]
+
+
+def base_gang(namespace: str) -> dict[str, Any]:
+    gang = labelled(fixture("podgangs/base-gang.yaml"), namespace, "llama-disagg-0")
+    gang["metadata"]["labels"][labels.SCHEDULER_NAME] = "default-scheduler"
+    gang.pop("status")
+    return gang
+
+
+def named(kind: str, name: str, version: str = "v1alpha2") -> dict[str, Any]:
+    return {"apiVersion": f"scheduling.k8s.io/{version}", "kind": kind, "metadata": {"name": name}}
+
+
+async def test_a_podgang_becomes_a_workload_and_podgroups(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, cluster: Cluster
+) -> None:
+    gang = base_gang(namespace)
+    backend = KubeBackend(gang_scheduling=True)
+    async with running_backend(api, nc, subjects, namespace, backend, GANG):
+        if cluster.control_plane is not None:
+            assert backend.version == cluster.control_plane.workload_api_version
+        assert backend.version == "v1alpha2", "the default test control plane serves 1.36's API"
+        await server_side_apply(api, gang, namespace)
+        workload = await eventually(
+            lambda: live(api, named("Workload", "llama-disagg-0"), namespace), bool
+        )
+        assert [t["name"] for t in workload["spec"]["podGroupTemplates"]] == TEMPLATES
+        assert workload["spec"]["controllerRef"]["kind"] == "PodGang"
+        worker = named("PodGroup", "llama-disagg-0-prefill-0-pworker")
+        group = await eventually(lambda: live(api, worker, namespace), bool)
+        assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
+        assert group["spec"]["podGroupTemplateRef"]["workload"] == {
+            "workloadName": "llama-disagg-0",
+            "podGroupTemplateName": "prefill-0-pworker",
+        }
+        synced = await eventually(
+            lambda: live(api, gang, namespace), lambda g: backend_synced(g).get("status") == "True"
+        )
+        assert "Workload API v1alpha2" in backend_synced(synced)["message"]
+
+        # Someone deletes a PodGroup: created again.
+        await Kube(api).request("DELETE", await resource_path(api, worker, namespace))
+        await eventually(
+            lambda: live(api, worker, namespace),
+            lambda g: bool(g) and g["metadata"]["uid"] != group["metadata"]["uid"],
+        )
+
+        # A podgroup's minReplicas changes: the immutable PodGroup is replaced.
+        gang["spec"]["podgroups"][2]["minReplicas"] = 3
+        await server_side_apply(api, gang, namespace)
+        replaced = await eventually(
+            lambda: live(api, worker, namespace),
+            lambda g: g.get("spec", {}).get("schedulingPolicy") == {"gang": {"minCount": 3}},
+        )
+        assert replaced["metadata"]["ownerReferences"][0]["name"] == "llama-disagg-0"
+
+        # Pods prepared by the backend are accepted by the API server, gated.
+        request = PreparePodsRequest(
+            podgang=from_object(gang, PodGang),
+            pods=[pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)],
+        )
+        subject = subjects.backend("default-scheduler", BackendOperation.PREPARE_PODS)
+        reply = await nc.request(subject, to_json(request), timeout=10)
+        [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
+        created = await server_side_apply(api, prepared, namespace)
+        assert created["spec"]["schedulingGroup"] == {
+            "podGroupName": "llama-disagg-0-prefill-0-pworker"
+        }
+        assert created["spec"]["schedulerName"] == "default-scheduler"
+
+
+async def test_without_gang_scheduling_there_is_nothing_to_create(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    gang = base_gang(namespace)
+    async with running_backend(api, nc, subjects, namespace, KubeBackend(False), NO_GANG):
+        await server_side_apply(api, gang, namespace)
+        synced = await eventually(
+            lambda: live(api, gang, namespace), lambda g: backend_synced(g).get("status") == "True"
+        )
+        assert "gang scheduling off" in backend_synced(synced)["message"]
+        assert not await live(api, named("Workload", "llama-disagg-0"), namespace)
+
+
+def pod(namespace: str, name: str, gang: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {
+                labels.PODGANG: gang["metadata"]["name"],
+                labels.PODCLIQUE: "llama-disagg-0-prefill-0-pworker",
+            },
+        },
+        "spec": {
+            "schedulingGates": [{"name": labels.PODGANG_PENDING_CREATION_GATE}],
+            "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}],
+        },
+    }

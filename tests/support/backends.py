@@ -1,0 +1,80 @@
+"""A backend under test: the watcher (this test's objects) and the backend's process body,
+both in the test's event loop, against the real API server and NATS."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
+
+import msgspec
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_backendkit.protocol import Backend
+from gangway_backendkit.run import serve
+from gangway_backendkit.settings import BackendSettings
+from gangway_contracts import labels
+from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.resources import mirrored_resources
+from gangway_contracts.subjects import Kind, Subjects
+from gangway_runtime.kube import Kube, KubeError
+from tests.integration.watcher.conftest import only_this_test
+from tests.support.kube import resource_path
+from tests.support.store import running_watcher
+
+B = TypeVar("B", bound=Backend)
+
+
+@contextlib.asynccontextmanager
+async def running_backend(
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    namespace: str,
+    backend: B,
+    config: dict[str, Any],
+    **settings: Any,
+) -> AsyncIterator[B]:
+    """Ready once the watcher has listed and the backend consumes and answers requests."""
+    resources = [
+        only_this_test(r, namespace)
+        for r in mirrored_resources(parse_scheduler_config(config))
+        if r.kind != Kind.POD
+    ]
+    backend_settings = BackendSettings(subject_prefix=subjects.prefix, **settings)
+    js = nc.jetstream()
+    async with running_watcher(api, js, subjects, resources):
+        ready = asyncio.Event()
+        task = asyncio.create_task(serve(backend, nc, js, Kube(api), backend_settings, ready=ready))
+        try:
+            waiting = asyncio.create_task(ready.wait())
+            await asyncio.wait({task, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                task.result()  # a backend that refused to start says why
+            assert ready.is_set(), "backend not serving after 30s"
+            yield backend
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def live(api: ApiClient, doc: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """The object a manifest names as the API server has it now; {} when absent."""
+    try:
+        body = await Kube(api).request("GET", await resource_path(api, doc, namespace))
+    except KubeError as exc:
+        if exc.status == 404:
+            return {}
+        raise
+    found: dict[str, Any] = msgspec.json.decode(body)
+    return found
+
+
+def backend_synced(podgang: dict[str, Any]) -> dict[str, Any]:
+    """The PodGang's BackendSynced condition, with the generation it should have observed."""
+    status = podgang.get("status") or {}
+    found = [c for c in status.get("conditions", []) if c["type"] == labels.BACKEND_SYNCED]
+    return {**found[0], "generation": podgang["metadata"]["generation"]} if found else {}
