@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gangway_cli import config_check, plan, up
+from gangway_cli import config_check, plan, render, up
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True)
     config_check.add_parser(subparsers)
     plan.add_parser(subparsers)
+    render.add_parser(subparsers)
     up.add_parser(subparsers)
     return parser
 

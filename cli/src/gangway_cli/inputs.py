@@ -1,0 +1,51 @@
+"""What the offline subcommands read: the operator configuration, and a manifest stream of
+PodCliqueSets, PodGangs and ClusterTopologyBindings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gangway_cli.manifests import read_documents
+from gangway_contracts.codec import from_object
+from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
+from gangway_podgang.plan import Plan, plan_podgangs
+
+
+def read_config(path: Path | None) -> SchedulerConfig:
+    """The operator configuration; none given: default-scheduler alone."""
+    return load_operator_config(path.read_text()) if path else parse_scheduler_config(None)
+
+
+@dataclass(frozen=True)
+class Manifests:
+    podcliquesets: list[PodCliqueSet]
+    podgangs: list[tuple[PodGang, dict[str, Any]]]  # decoded, and as written
+    bindings: list[ClusterTopologyBinding]
+
+    @classmethod
+    def read(cls, path: Path) -> Manifests:
+        """Decode by kind; msgspec.ValidationError names the field of a bad one."""
+        docs = read_documents(path)
+        return cls(
+            podcliquesets=[
+                from_object(d, PodCliqueSet) for d in docs if d.get("kind") == "PodCliqueSet"
+            ],
+            podgangs=[(from_object(d, PodGang), d) for d in docs if d.get("kind") == "PodGang"],
+            bindings=[
+                from_object(d, ClusterTopologyBinding)
+                for d in docs
+                if d.get("kind") == "ClusterTopologyBinding"
+            ],
+        )
+
+    def binding_for(self, pcs: PodCliqueSet) -> ClusterTopologyBinding | None:
+        """The ClusterTopologyBinding the PodCliqueSet names (any, if it names none)."""
+        topology = pcs.spec.template.topology_constraint
+        wanted = topology.topology_name if topology else None
+        return next((b for b in self.bindings if wanted is None or b.metadata.name == wanted), None)
+
+    def plan(self, pcs: PodCliqueSet) -> Plan:
+        return plan_podgangs(pcs, self.binding_for(pcs))

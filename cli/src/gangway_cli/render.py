@@ -1,0 +1,149 @@
+"""``gangway render --config CONFIG FILE``: what the backend would create, offline.
+
+FILE holds a PodCliqueSet, or PodGangs (with their PodCliqueSet beside them when the backend
+needs it, e.g. KAI's queue, or to render their pods). Output: a YAML stream of the backend's
+objects for every PodGang, then the prepared pods, from the same pure functions the services
+run. Checks that need the cluster are skipped and said on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any, get_args
+
+import msgspec
+
+from gangway_backend_kai.backend import KaiBackend
+from gangway_backend_kube.backend import KubeBackend
+from gangway_backend_kube.translate import WorkloadVersion
+from gangway_backendkit.protocol import Backend, SyncFailed
+from gangway_cli.inputs import Manifests, read_config
+from gangway_cli.manifests import validation_error
+from gangway_cli.output import print_errors, print_yaml
+from gangway_contracts import labels
+from gangway_contracts.codec import from_object
+from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, SchedulerConfig
+from gangway_contracts.errors import FieldError, FieldErrors
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
+from gangway_podgang.manifests import pod_manifest, podgang_manifest
+from gangway_podgang.plan import PlannedGang
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    render = subparsers.add_parser(
+        "render", help="print what the scheduler backend would create for a PodCliqueSet"
+    )
+    render.add_argument("file", type=Path, help="a PodCliqueSet manifest, or PodGang manifests")
+    render.add_argument("--config", type=Path, help="operator configuration (scheduler profiles)")
+    render.add_argument(
+        "--workload-api",
+        choices=get_args(WorkloadVersion),
+        default="v1alpha2",
+        help="default-scheduler with gangScheduling: the Workload API version the cluster "
+        "serves (v1alpha2: Kubernetes 1.36, v1alpha1: 1.35)",
+    )
+    render.set_defaults(run=run)
+
+
+def builtin_backend(name: str, config: SchedulerConfig, workload_api: WorkloadVersion) -> Backend:
+    """The built-in backends, as their services construct them."""
+    if name == KAI_SCHEDULER:
+        return KaiBackend()
+    if name == DEFAULT_SCHEDULER:
+        return KubeBackend.from_config(config, workload_version=workload_api)
+    raise FieldErrors(
+        [
+            FieldError(
+                field="scheduler.profiles",
+                reason=f'"{name}" is an external backend: render knows only the built-in ones '
+                f"({KAI_SCHEDULER}, {DEFAULT_SCHEDULER})",
+            )
+        ]
+    )
+
+
+class Renderer:
+    def __init__(self, config: SchedulerConfig, workload_api: WorkloadVersion) -> None:
+        self.config = config
+        self.workload_api = workload_api
+        self.objects: list[dict[str, Any]] = []
+        self.pods: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+
+    def backend(self, name: str) -> Backend:
+        return builtin_backend(name, self.config, self.workload_api)
+
+    def validate(self, pcs: PodCliqueSet) -> None:
+        backend = self.backend(self.config.backend_for(pcs))
+        request = ValidateRequest(operation="CREATE", podcliqueset=pcs)
+        reply = asyncio.run(backend.validate_podcliqueset(request, None))
+        self.notes += [f"note: {w}" for w in reply.warnings]
+        self.notes += [f"warning: {u.field}: {u.message} ({u.feature})" for u in reply.unsupported]
+        if not reply.allowed:
+            raise FieldErrors(reply.errors)
+
+    def gang(self, podgang: PodGang, pcs: PodCliqueSet | None, planned: PlannedGang | None) -> None:
+        name = podgang.metadata.labels.get(labels.SCHEDULER_NAME) or self.config.default
+        backend = self.backend(name)
+        self.objects += backend.resources(podgang, pcs)
+        if planned is None or pcs is None:
+            return
+        # A PodGang as written may hold fewer podgroups than today's plan: its pods only.
+        groups = {g.name for g in podgang.spec.podgroups}
+        pods = [
+            pod_manifest(planned, group, index, pcs, podgang_uid=podgang.metadata.uid)
+            for group, index, _ in planned.pods
+            if group.name in groups
+        ]
+        reply = backend.prepare_pods(PreparePodsRequest(podgang=podgang, pods=pods))
+        if not isinstance(reply, PodsPrepared):
+            raise FieldErrors(reply.errors or [FieldError(field="", reason=reply.message)])
+        self.pods += reply.pods
+
+
+def _render(manifests: Manifests, renderer: Renderer) -> None:
+    by_name = {(p.metadata.namespace, p.metadata.name): p for p in manifests.podcliquesets}
+    if not manifests.podgangs:
+        for pcs in manifests.podcliquesets:
+            renderer.validate(pcs)
+            backend = renderer.config.backend_for(pcs)
+            plan = manifests.plan(pcs)
+            renderer.notes += [f"warning: {u.field}: {u.reason}" for u in plan.unresolved_topology]
+            for gang in plan.gangs:
+                manifest = podgang_manifest(gang, pcs, backend, pod_references=True)
+                renderer.gang(from_object(manifest, PodGang), pcs, gang)
+        return
+    for podgang, _ in manifests.podgangs:
+        meta = podgang.metadata
+        owner = by_name.get((meta.namespace, meta.labels.get(labels.PART_OF, "")))
+        planned = None
+        if owner is None:
+            renderer.notes.append(
+                f"note: PodGang {meta.name}: no PodCliqueSet {meta.labels.get(labels.PART_OF)} "
+                "in the file, so no pods"
+            )
+        else:
+            planned = {g.name: g for g in manifests.plan(owner).gangs}.get(meta.name)
+        renderer.gang(podgang, owner, planned)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = read_config(args.config)
+        manifests = Manifests.read(args.file)
+        if not manifests.podcliquesets and not manifests.podgangs:
+            return print_errors([f"{args.file}: no PodCliqueSet or PodGang in it"])
+        renderer = Renderer(config, args.workload_api)
+        _render(manifests, renderer)
+    except FieldErrors as exc:
+        return print_errors(exc.errors)
+    except msgspec.ValidationError as exc:
+        return print_errors([validation_error(exc)])
+    except SyncFailed as exc:
+        return print_errors([f"{exc.reason}: {exc.message}"])
+    print_yaml(*renderer.objects, *renderer.pods)
+    print_errors(renderer.notes)
+    return 0
