@@ -10,10 +10,26 @@ from functools import partial
 from pathlib import Path
 from typing import Final
 
+from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, SchedulerConfig
 from gangway_localcluster import processes
 
-# (name, module) of every service that exists so far, in start order.
-SERVICES: Final = (("watcher", "gangway_watcher"),)
+# The built-in backends' processes; an external backend is its vendor's to run.
+BACKEND_MODULES: Final = {
+    DEFAULT_SCHEDULER: "gangway_backend_kube",
+    KAI_SCHEDULER: "gangway_backend_kai",
+}
+
+
+def services_for(config: SchedulerConfig) -> list[tuple[str, str]]:
+    """(name, module) of every service to run for a configuration, in start order: the
+    watcher first (everyone reads its mirror), then one backend per enabled profile."""
+    found = [("watcher", "gangway_watcher")]
+    found += [
+        (f"backend-{name}", BACKEND_MODULES[name])
+        for name in config.enabled
+        if name in BACKEND_MODULES
+    ]
+    return found
 
 
 @dataclass(kw_only=True)
@@ -21,12 +37,14 @@ class LocalServices(processes.Supervised):
     ports: dict[str, int]
 
     @classmethod
-    def start(cls, workdir: Path, settings: Mapping[str, str]) -> LocalServices:
+    def start(
+        cls, workdir: Path, settings: Mapping[str, str], services: list[tuple[str, str]]
+    ) -> LocalServices:
         """Start every service with ``settings`` (GANGWAY_* variables) and wait until each
         says it is ready on /readyz."""
         started = cls(workdir=workdir, ports={}, _owns_workdir=False)
         try:
-            for name, module in SERVICES:
+            for name, module in services:
                 port = processes.free_port()
                 env = {
                     **os.environ,

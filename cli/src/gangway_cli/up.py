@@ -17,13 +17,17 @@ from functools import partial
 from pathlib import Path
 from typing import Final
 
-from gangway_cli.services import LocalServices
+import yaml
+
+from gangway_cli.services import LocalServices, services_for
+from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, load_operator_config
 from gangway_localcluster.build import ensure_binaries
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 
 REPO: Final = Path(__file__).resolve().parents[3]
+KAI_PODGROUP_CRD: Final = "scheduling.run.ai_podgroups.yaml"
 GANGWAY_CRDS: Final = REPO / "deploy" / "crds"
 # Scheduler CRDs (KAI, Volcano, …) are not Gangway's to ship: take them from a folder when
 # one is given or sits beside the checkout (the upstream copies this workplace provides).
@@ -39,6 +43,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=Path,
         default=None,
         help="keep kubeconfig, logs and data here (default: a temp dir, removed)",
+    )
+    up.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="operator configuration (scheduler profiles); default: default-scheduler with "
+        "gang scheduling, plus kai-scheduler when KAI's CRDs are installed",
     )
     up.add_argument(
         "--ready-file",
@@ -64,13 +75,17 @@ def run(args: argparse.Namespace) -> int:
         nats.stop()
         raise
     try:
+        config_file = _config_file(args.config, crds, cp.workdir)
+        config = load_operator_config(config_file.read_text())
         services = LocalServices.start(
             cp.workdir / "logs",
             {
                 "GANGWAY_NATS_URL": nats.url,
                 "GANGWAY_KUBECONFIG": str(cp.kubeconfig),
+                "GANGWAY_CONFIG_FILE": str(config_file),
                 "GANGWAY_STREAMS__STORAGE": "memory" if state is None else "file",
             },
+            services_for(config),
         )
     except BaseException:
         cp.stop()
@@ -89,10 +104,12 @@ def run(args: argparse.Namespace) -> int:
         say(f"  kubeconfig: {cp.kubeconfig}")
         say(f"  CRDs: {len(crds)} installed ({', '.join(p.stem for p in crds)})")
         say(f"NATS with JetStream at {nats.url}")
+        say(f"Scheduler profiles ({config_file}): {', '.join(config.enabled)}")
+        say(f"  default: {config.default}")
         say("Services:")
         for name, port in services.ports.items():
             say(f"  {name}: http://127.0.0.1:{port}/metrics, log {cp.workdir / 'logs' / name}.log")
-        say("  (podgang, the backends and admission join as they land)")
+        say("  (podgang and admission join as they land)")
         say("Try, in another shell:")
         for key in ("KUBECONFIG", "NATS_URL"):
             say(f"  export {key}={shlex.quote(env[key])}")
@@ -113,6 +130,21 @@ def run(args: argparse.Namespace) -> int:
         cp.stop()
         nats.stop()
     return 0
+
+
+def _config_file(given: Path | None, crds: list[Path], workdir: Path) -> Path:
+    """The operator configuration the services read: the one given, else the embedded
+    default (KAI only when its PodGroup CRD is installed: its backend needs it to start)."""
+    if given is not None:
+        return given.resolve()
+    profiles: list[dict[str, object]] = [
+        {"name": DEFAULT_SCHEDULER, "default": True, "config": {"gangScheduling": True}}
+    ]
+    if any(p.name == KAI_PODGROUP_CRD for p in crds):
+        profiles.append({"name": KAI_SCHEDULER})
+    path = workdir / "operator-config.yaml"
+    path.write_text(yaml.safe_dump({"scheduler": {"profiles": profiles}}, sort_keys=False))
+    return path
 
 
 def _wait_for_interrupt() -> None:

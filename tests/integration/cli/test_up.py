@@ -6,18 +6,23 @@ import asyncio
 import os
 import signal
 import sys
+from functools import partial
 from pathlib import Path
 
 import nats
 
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime.kube import api_client
-from tests.integration.watcher.conftest import podcliqueset
+from tests.integration.watcher.conftest import labelled, podcliqueset, podgang
+from tests.support.backends import live
 from tests.support.kube import server_side_apply
+from tests.support.manifests import fixture
 from tests.support.store import eventually, holds, stored
 
+INFERENCE = "podcliquesets/disaggregated-inference.yaml"
 
-async def test_up_mirrors_the_cluster_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+
+async def test_up_runs_watcher_and_backends_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     ready = tmp_path / "ready.env"
     gangway = Path(sys.executable).parent / "gangway"
     proc = await asyncio.create_subprocess_exec(
@@ -41,6 +46,20 @@ async def test_up_mirrors_the_cluster_and_stops_on_ctrl_c(tmp_path: Path) -> Non
             ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}
             await server_side_apply(api, ns, "")
             await server_side_apply(api, podcliqueset("demo", "trainer"), "demo")
+            # The backends run: default-scheduler (gang scheduling on) keeps a Workload per
+            # PodGang, kai-scheduler a KAI PodGroup (its queue from the PodCliqueSet).
+            inference = labelled(fixture(INFERENCE), "demo", "llama-disagg")
+            await server_side_apply(api, inference, "demo")
+            for backend, made in (
+                ("default-scheduler", "scheduling.k8s.io/v1alpha2 Workload"),
+                ("kai-scheduler", "scheduling.run.ai/v2alpha2 PodGroup"),
+            ):
+                gang = podgang("demo", f"llama-disagg-{backend}", backend)
+                await server_side_apply(api, gang, "demo")
+                api_version, kind = made.split()
+                name = {"name": gang["metadata"]["name"]}
+                expected = {"apiVersion": api_version, "kind": kind, "metadata": name}
+                await eventually(partial(live, api, expected, "demo"), bool)
         nc = await nats.connect(env["NATS_URL"])
         try:
             js = nc.jetstream()
@@ -56,5 +75,6 @@ async def test_up_mirrors_the_cluster_and_stops_on_ctrl_c(tmp_path: Path) -> Non
         output, _ = await asyncio.wait_for(proc.communicate(), 60)
     text = output.decode()
     assert await proc.wait() == 0, text
-    assert "watcher: http://127.0.0.1:" in text
+    for service in ("watcher", "backend-default-scheduler", "backend-kai-scheduler"):
+        assert f"{service}: http://127.0.0.1:" in text
     assert "stopping" in text
