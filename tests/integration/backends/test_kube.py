@@ -39,46 +39,64 @@ def named(kind: str, name: str, version: str = "v1alpha2") -> dict[str, Any]:
     return {"apiVersion": f"scheduling.k8s.io/{version}", "kind": kind, "metadata": {"name": name}}
 
 
-async def test_a_podgang_becomes_a_workload_and_podgroups(
+def worker_policy(version: str, obj: dict[str, Any]) -> Any:
+    """The scheduling policy of the pworker pod group: its PodGroup's (1.36), or its entry in
+    the Workload (1.35)."""
+    spec = obj.get("spec", {})
+    if version == "v1alpha2":
+        return spec.get("schedulingPolicy")
+    entries = {g["name"]: g["policy"] for g in spec.get("podGroups", [])}
+    return entries.get("prefill-0-pworker")
+
+
+async def test_a_podgang_becomes_workload_api_objects(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, cluster: Cluster
 ) -> None:
+    """On the default control plane (1.36) Workload + PodGroups; with GANGWAY_K8S_VERSION=1.35.x
+    the v1alpha1 Workload alone."""
     gang = base_gang(namespace)
     backend = KubeBackend(gang_scheduling=True)
     async with running_backend(api, nc, subjects, namespace, backend, GANG):
+        version = backend.version
+        assert version is not None
         if cluster.control_plane is not None:
-            assert backend.version == cluster.control_plane.workload_api_version
-        assert backend.version == "v1alpha2", "the default test control plane serves 1.36's API"
+            assert version == cluster.control_plane.workload_api_version
         await server_side_apply(api, gang, namespace)
-        workload = await eventually(
-            lambda: live(api, named("Workload", "llama-disagg-0"), namespace), bool
-        )
-        assert [t["name"] for t in workload["spec"]["podGroupTemplates"]] == TEMPLATES
+        workload_doc = named("Workload", "llama-disagg-0", version)
+        workload = await eventually(lambda: live(api, workload_doc, namespace), bool)
         assert workload["spec"]["controllerRef"]["kind"] == "PodGang"
-        worker = named("PodGroup", "llama-disagg-0-prefill-0-pworker")
+        groups = workload["spec"].get("podGroupTemplates") or workload["spec"]["podGroups"]
+        assert [t["name"] for t in groups] == TEMPLATES
+        worker = (
+            named("PodGroup", "llama-disagg-0-prefill-0-pworker")
+            if version == "v1alpha2"
+            else workload_doc
+        )
         group = await eventually(lambda: live(api, worker, namespace), bool)
-        assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
-        assert group["spec"]["podGroupTemplateRef"]["workload"] == {
-            "workloadName": "llama-disagg-0",
-            "podGroupTemplateName": "prefill-0-pworker",
-        }
+        assert worker_policy(version, group) == {"gang": {"minCount": 2}}
+        if version == "v1alpha2":
+            assert group["spec"]["podGroupTemplateRef"]["workload"] == {
+                "workloadName": "llama-disagg-0",
+                "podGroupTemplateName": "prefill-0-pworker",
+            }
         synced = await eventually(
             lambda: live(api, gang, namespace), lambda g: backend_synced(g).get("status") == "True"
         )
-        assert "Workload API v1alpha2" in backend_synced(synced)["message"]
+        assert f"Workload API {version}" in backend_synced(synced)["message"]
 
-        # Someone deletes a PodGroup: created again.
+        # Someone deletes it: created again.
         await Kube(api).request("DELETE", await resource_path(api, worker, namespace))
         await eventually(
             lambda: live(api, worker, namespace),
             lambda g: bool(g) and g["metadata"]["uid"] != group["metadata"]["uid"],
         )
 
-        # A podgroup's minReplicas changes: the immutable PodGroup is replaced.
+        # A podgroup's minReplicas changes: the immutable object is replaced.
         gang["spec"]["podgroups"][2]["minReplicas"] = 3
         await server_side_apply(api, gang, namespace)
         replaced = await eventually(
             lambda: live(api, worker, namespace),
-            lambda g: g.get("spec", {}).get("schedulingPolicy") == {"gang": {"minCount": 3}},
+            lambda g: worker_policy(version, g) == {"gang": {"minCount": 3}},
         )
         assert replaced["metadata"]["ownerReferences"][0]["name"] == "llama-disagg-0"
 
@@ -91,23 +109,30 @@ async def test_a_podgang_becomes_a_workload_and_podgroups(
         reply = await nc.request(subject, to_json(request), timeout=10)
         [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
         created = await server_side_apply(api, prepared, namespace)
-        assert created["spec"]["schedulingGroup"] == {
-            "podGroupName": "llama-disagg-0-prefill-0-pworker"
-        }
         assert created["spec"]["schedulerName"] == "default-scheduler"
+        if version == "v1alpha2":
+            assert created["spec"]["schedulingGroup"] == {
+                "podGroupName": "llama-disagg-0-prefill-0-pworker"
+            }
+        else:
+            assert created["spec"]["workloadRef"] == {
+                "name": "llama-disagg-0",
+                "podGroup": "prefill-0-pworker",
+            }
 
 
 async def test_without_gang_scheduling_there_is_nothing_to_create(
-    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, cluster: Cluster
 ) -> None:
     gang = base_gang(namespace)
+    version = cluster.control_plane.workload_api_version if cluster.control_plane else "v1alpha2"
     async with running_backend(api, nc, subjects, namespace, KubeBackend(False), NO_GANG):
         await server_side_apply(api, gang, namespace)
         synced = await eventually(
             lambda: live(api, gang, namespace), lambda g: backend_synced(g).get("status") == "True"
         )
         assert "gang scheduling off" in backend_synced(synced)["message"]
-        assert not await live(api, named("Workload", "llama-disagg-0"), namespace)
+        assert not await live(api, named("Workload", "llama-disagg-0", version), namespace)
 
 
 def pod(namespace: str, name: str, gang: dict[str, Any]) -> dict[str, Any]:
