@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from gangway_cli.main import main
+from tests.support.manifests import fixture
 from tests.support.paths import FIXTURES
 
 PCS = str(FIXTURES / "podcliquesets" / "disaggregated-inference.yaml")
@@ -30,14 +31,7 @@ def test_podgangs_then_pods(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_binding_in_the_same_file_resolves_topology(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    binding = {
-        "apiVersion": "grove.io/v1alpha1",
-        "kind": "ClusterTopologyBinding",
-        "metadata": {"name": "datacenter"},
-        "spec": {
-            "levels": [{"domain": d, "key": f"example.com/{d}"} for d in ("zone", "block", "rack")]
-        },
-    }
+    binding = fixture("topology/datacenter.yaml")
     both = tmp_path / "both.yaml"
     both.write_text(Path(PCS).read_text() + "---\n" + yaml.safe_dump(binding))
     assert main(["plan", "--config", CONFIG, str(both)]) == 0

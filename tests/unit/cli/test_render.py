@@ -14,15 +14,7 @@ from tests.support.manifests import fixture
 from tests.support.paths import FIXTURES
 
 CONFIG = str(FIXTURES / "config" / "kai-default.yaml")
-LEVELS = ("zone", "block", "rack")
-BINDING = {
-    "apiVersion": "grove.io/v1alpha1",
-    "kind": "ClusterTopologyBinding",
-    "metadata": {"name": "datacenter"},
-    "spec": {
-        "levels": [{"domain": d, "key": f"example.com/{d}"} for d in ("zone", "block", "rack")]
-    },
-}
+BINDING = fixture("topology/datacenter.yaml")
 
 
 def write(tmp_path: Path, *docs: dict[str, Any]) -> str:

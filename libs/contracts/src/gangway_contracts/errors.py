@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
+from gangway_contracts.k8s import is_dns_label
+
 
 class FieldError(msgspec.Struct, frozen=True, kw_only=True):
     """One problem with one field: where it is and why it is wrong."""
@@ -20,6 +22,20 @@ class FieldError(msgspec.Struct, frozen=True, kw_only=True):
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}" if self.field else self.reason
+
+
+def not_dns_labels(what: str, named: Iterable[tuple[str, str]]) -> list[FieldError]:
+    """An error for each (field, name) whose name is not a DNS label; ``what`` says what the
+    name becomes (e.g. "KAI subgroup name")."""
+    return [
+        FieldError(
+            field=field,
+            reason=f'makes {what} "{name}" ({len(name)} characters), which is not a DNS label '
+            "of at most 63 characters",
+        )
+        for field, name in named
+        if not is_dns_label(name)
+    ]
 
 
 def field_path(*parts: str | int) -> str:

@@ -131,6 +131,24 @@ def topology_constraints(pcs: PodCliqueSet) -> Iterator[tuple[str, TopologyConst
             yield field, group.topology_constraint
 
 
+def longest_instance_names(pcs: PodCliqueSet) -> Iterator[tuple[str, str]]:
+    """(field, name within a PodCliqueSet replica) of every clique instance and
+    scaling-group replica at the highest scaling-group replica index: ``<clique>``,
+    ``<group>-<g>`` and ``<group>-<g>-<clique>``. Names only grow with the index, so checking
+    these checks every name a scheduler derives from them."""
+    template = pcs.spec.template
+    grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
+    for i, clique in enumerate(template.cliques):
+        if clique.name not in grouped:
+            yield f"spec.template.cliques[{i}].name", clique.name
+    for i, group in enumerate(template.pod_clique_scaling_groups):
+        field = f"spec.template.podCliqueScalingGroups[{i}]"
+        replica = f"{group.name}-{max(group.replicas - 1, 0)}"
+        yield f"{field}.name", replica
+        for member in group.clique_names:
+            yield f"{field}.cliqueNames", f"{replica}-{member}"
+
+
 # --- PodGang --------------------------------------------------------------------------------
 
 

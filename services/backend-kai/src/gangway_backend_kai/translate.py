@@ -8,7 +8,6 @@ leaves. Pods join it by annotation and subgroup label.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -16,11 +15,12 @@ from gangway_backendkit.converge import carried_metadata
 from gangway_backendkit.pods import amend
 from gangway_backendkit.protocol import Manifest, SyncFailed
 from gangway_contracts import labels
-from gangway_contracts.errors import FieldError
+from gangway_contracts.errors import FieldError, not_dns_labels
 from gangway_contracts.grove import (
     PodCliqueSet,
     PodGang,
     PodGangTopologyConstraint,
+    longest_instance_names,
     topology_constraints,
 )
 from gangway_contracts.k8s import is_dns_label
@@ -94,24 +94,6 @@ def resolve_queue(pcs: PodCliqueSet) -> Queue:
 # --- validation -----------------------------------------------------------------------------
 
 
-def _subgroup_names(pcs: PodCliqueSet) -> Iterator[tuple[str, str]]:
-    """(field, name) of the longest subgroup names the PodCliqueSet produces: those of its
-    highest replica and scaling-group replica indices (names only grow with the index)."""
-    if pcs.spec.replicas == 0:
-        return
-    template = pcs.spec.template
-    prefix = f"{pcs.metadata.name}-{pcs.spec.replicas - 1}"
-    grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
-    for i, clique in enumerate(template.cliques):
-        if clique.name not in grouped:
-            yield f"spec.template.cliques[{i}].name", f"{prefix}-{clique.name}"
-    for i, group in enumerate(template.pod_clique_scaling_groups):
-        replica = f"{prefix}-{group.name}-{max(group.replicas - 1, 0)}"
-        yield f"spec.template.podCliqueScalingGroups[{i}].name", replica
-        for member in group.clique_names:
-            yield f"spec.template.podCliqueScalingGroups[{i}].cliqueNames", f"{replica}-{member}"
-
-
 def validate(pcs: PodCliqueSet) -> list[FieldError]:
     """What KAI cannot take, without asking the cluster."""
     errors = list(resolve_queue(pcs).errors)
@@ -126,15 +108,10 @@ def validate(pcs: PodCliqueSet) -> list[FieldError]:
                     "spec.template.topologyConstraint.topologyName",
                 )
             )
-    errors.extend(
-        FieldError(
-            field=field,
-            reason=f'makes KAI subgroup name "{name}" ({len(name)} characters), '
-            "which is not a DNS label of at most 63 characters",
-        )
-        for field, name in _subgroup_names(pcs)
-        if not is_dns_label(name)
-    )
+    if pcs.spec.replicas:  # subgroups are named <pcs>-<replica>-<instance>
+        prefix = f"{pcs.metadata.name}-{pcs.spec.replicas - 1}"
+        named = ((f, f"{prefix}-{n}") for f, n in longest_instance_names(pcs))
+        errors += not_dns_labels("KAI subgroup name", named)
     return errors
 
 

@@ -23,8 +23,14 @@ from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest, SyncFailed
 from gangway_contracts import labels
 from gangway_contracts.config import DEFAULT_SCHEDULER
-from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import SCHEDULER_GROUP, PodCliqueSet, PodGang, topology_constraints
+from gangway_contracts.errors import FieldError, not_dns_labels
+from gangway_contracts.grove import (
+    SCHEDULER_GROUP,
+    PodCliqueSet,
+    PodGang,
+    longest_instance_names,
+    topology_constraints,
+)
 from gangway_contracts.k8s import is_dns_label
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
@@ -163,19 +169,6 @@ def _gang_sizes(pcs: PodCliqueSet) -> Iterator[tuple[str, str, int]]:
         yield field, f"each scaled gang of {group.name}", len(group.clique_names)
 
 
-def _template_names(pcs: PodCliqueSet) -> Iterator[tuple[str, str]]:
-    """(field, name) of the longest pod group names the PodCliqueSet produces."""
-    template = pcs.spec.template
-    grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
-    for i, clique in enumerate(template.cliques):
-        if clique.name not in grouped:
-            yield f"spec.template.cliques[{i}].name", clique.name
-    for i, group in enumerate(template.pod_clique_scaling_groups):
-        for member in group.clique_names:
-            name = f"{group.name}-{max(group.replicas - 1, 0)}-{member}"
-            yield f"spec.template.podCliqueScalingGroups[{i}].name", name
-
-
 def validate(
     pcs: PodCliqueSet, gang_scheduling: bool
 ) -> tuple[list[FieldError], list[UnsupportedFeature]]:
@@ -211,13 +204,5 @@ def validate(
         for field, gang, count in _gang_sizes(pcs)
         if count > MAX_POD_GROUPS
     )
-    errors.extend(
-        FieldError(
-            field=field,
-            reason=f'makes Workload pod group name "{name}" ({len(name)} characters), which '
-            "is not a DNS label of at most 63 characters",
-        )
-        for field, name in _template_names(pcs)
-        if not is_dns_label(name)
-    )
+    errors += not_dns_labels("Workload pod group name", longest_instance_names(pcs))
     return errors, unsupported
