@@ -59,6 +59,7 @@ async def test_podgangs_get_the_backends_condition(
         assert backend.syncs["flaky-b"] == 3, (
             "synced once it worked, not again for its own condition"
         )
+        assert metrics.SYNCS.labels(NAME, "error")._value.get() >= 2
         # What the scheduler cannot do is reported, not retried.
         failed = await eventually(lambda: condition(api, namespace, "unsupported-c"), bool)
         assert (failed["status"], failed["reason"]) == ("False", "Unsupported")

@@ -19,6 +19,7 @@ from nats.micro import add_service
 from nats.micro.request import Request
 from opentelemetry import trace
 
+from gangway_backendkit import metrics
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Backend
 from gangway_contracts.codec import to_json
@@ -32,14 +33,21 @@ R = TypeVar("R")
 
 
 def _endpoint(
-    name: str, request_type: type[R], answer: Callable[[R], Any | Awaitable[Any]]
+    backend: str,
+    operation: BackendOperation,
+    request_type: type[R],
+    answer: Callable[[R], Any | Awaitable[Any]],
 ) -> Callable[[Request], Any]:
+    name = f"{backend} {operation.value}"
+    count = partial(metrics.REQUESTS.labels, backend, operation.value)
+
     async def handle(request: Request) -> None:
         parent = tracing.context_from_headers(request.headers)
         with tracer.start_as_current_span(name, context=parent):
             try:
                 decoded = msgspec.json.decode(request.data, type=request_type)
             except msgspec.DecodeError as exc:
+                count("malformed").inc()
                 await request.respond_error("400", f"malformed request: {exc}")
                 return
             try:
@@ -48,8 +56,10 @@ def _endpoint(
                     reply = await reply
             except Exception as exc:  # the caller retries; the service goes on
                 log.exception("%s failed", name)
+                count("error").inc()
                 await request.respond_error("500", f"{type(exc).__name__}: {exc}")
                 return
+            count("ok").inc()
             await request.respond(to_json(reply))
 
     return handle
@@ -69,10 +79,14 @@ async def serve_requests(
     )
     operations: dict[BackendOperation, Callable[[Request], Any]] = {
         BackendOperation.PREPARE_PODS: _endpoint(
-            f"{backend.name} prepare pods", PreparePodsRequest, backend.prepare_pods
+            backend.name,
+            BackendOperation.PREPARE_PODS,
+            PreparePodsRequest,
+            backend.prepare_pods,
         ),
         BackendOperation.VALIDATE: _endpoint(
-            f"{backend.name} validate",
+            backend.name,
+            BackendOperation.VALIDATE,
             ValidateRequest,
             partial(backend.validate_podcliqueset, ctx=ctx),
         ),

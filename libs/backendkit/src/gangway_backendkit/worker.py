@@ -22,6 +22,7 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from opentelemetry import trace
 
+from gangway_backendkit import metrics
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Backend, Synced, SyncFailed
 from gangway_backendkit.settings import BackendSettings
@@ -164,6 +165,7 @@ class PodGangWorker:
         await msg.nak(delay=delay)
 
     async def _dead_letter(self, msg: Msg, error: str) -> None:
+        metrics.DEAD_LETTERS.labels(self.backend.name).inc()
         headers = {ERROR_HEADER: error[:4000], SOURCE_SUBJECT_HEADER: msg.subject}
         subject = self.ctx.subjects.deadletter(self.durable)
         await self.ctx.js.publish(subject, msg.data, headers=headers)
@@ -173,22 +175,32 @@ class PodGangWorker:
         """Converge the backend's resources and condition for one PodGang. ``drift``: the
         message was about one of the backend's own resources, which must be checked even
         when the PodGang itself has not changed."""
-        with tracer.start_as_current_span(f"{self.backend.name} sync podgang", context=parent):
+        name = self.backend.name
+        with (
+            tracer.start_as_current_span(f"{name} sync podgang", context=parent),
+            metrics.SYNC_SECONDS.labels(name).time(),
+        ):
             record = await self.ctx.record(key)
             if record is None:
                 return
             if record.deleted:
                 await self.backend.on_podgang_delete(record, self.ctx)
+                metrics.SYNCS.labels(name, "deleted").inc()
                 return
             podgang = msgspec.json.decode(record.object, type=PodGang)
             current = msgspec.json.decode(record.object)
             if not drift and _synced_at_generation(podgang):
+                metrics.SYNCS.labels(name, "skipped").inc()
                 return  # only the status moved (ours or another's condition): nothing to do
             try:
                 synced: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)
             except SyncFailed as failed:
                 synced = failed
+            except Exception:
+                metrics.SYNCS.labels(name, "error").inc()
+                raise
             await self._report(podgang, current, synced)
+            metrics.SYNCS.labels(name, "synced" if isinstance(synced, Synced) else "failed").inc()
 
     async def _report(
         self, podgang: PodGang, current: dict[str, Any], result: Synced | SyncFailed

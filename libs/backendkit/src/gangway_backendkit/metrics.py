@@ -1,0 +1,25 @@
+"""A backend's Prometheus metrics (served on /metrics by the runtime's probes)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+SYNCS = Counter(
+    "gangway_backend_syncs",
+    "PodGang syncs by result: synced, failed (a SyncFailed verdict), error (retried), "
+    "skipped (already synced at this generation), deleted",
+    ["backend", "result"],
+)
+SYNC_SECONDS = Histogram(
+    "gangway_backend_sync_seconds",
+    "One PodGang sync, record read to condition written",
+    ["backend"],
+)
+DEAD_LETTERS = Counter(
+    "gangway_backend_dead_letters", "Messages given up on and sent to dead letter", ["backend"]
+)
+REQUESTS = Counter(
+    "gangway_backend_requests",
+    "prepare-pods and validate requests by outcome: ok, malformed, error",
+    ["backend", "operation", "outcome"],
+)
