@@ -10,6 +10,7 @@ import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
+from gangway_backendkit import metrics
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateReply, ValidateRequest
