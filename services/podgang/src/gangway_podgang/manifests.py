@@ -6,6 +6,7 @@ owned by its PodCliqueSet and each pod by its PodGang (deleting a PodCliqueSet c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -34,20 +35,28 @@ def _owner(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
     }
 
 
+def all_references(gang: PlannedGang, namespace: str) -> list[list[NamespacedName]]:
+    """Every planned pod of each podgroup: the references of an initialized gang."""
+    return [[NamespacedName(namespace=namespace, name=p) for p in g.pods] for g in gang.podgroups]
+
+
 def podgang_spec(
-    gang: PlannedGang, namespace: str, priority_class: str | None, pod_references: bool
+    gang: PlannedGang,
+    namespace: str,
+    priority_class: str | None,
+    references: Sequence[Sequence[NamespacedName]] | None = None,
 ) -> PodGangSpec:
+    """The spec of a gang; ``references`` per podgroup (none: empty, as at creation)."""
+    refs = references or [[] for _ in gang.podgroups]
     return PodGangSpec(
         podgroups=[
             PodGroup(
                 name=group.name,
                 min_replicas=group.min_replicas,
-                pod_references=[NamespacedName(namespace=namespace, name=pod) for pod in group.pods]
-                if pod_references
-                else [],
+                pod_references=list(group_refs),
                 topology_constraint=group.topology,
             )
-            for group in gang.podgroups
+            for group, group_refs in zip(gang.podgroups, refs, strict=True)
         ],
         topology_constraint=gang.topology,
         topology_constraint_group_configs=[
@@ -100,7 +109,10 @@ def podgang_manifest(
         },
         "spec": to_object(
             podgang_spec(
-                gang, meta.namespace, pcs.spec.template.priority_class_name, pod_references
+                gang,
+                meta.namespace,
+                pcs.spec.template.priority_class_name,
+                all_references(gang, meta.namespace) if pod_references else None,
             )
         ),
     }

@@ -1,0 +1,172 @@
+"""One PodCliqueSet's plan and what exists now → the writes that move it one step on. Pure.
+
+The service reads the current state from its read model, asks :func:`decide`, performs the
+writes, and comes back when their results are mirrored. Deciding from current state alone
+makes every write safe to lose (a crash) or to repeat (a redelivery): the next decision
+simply asks for what is still missing.
+
+The order GREP-375 wants falls out of the rules:
+
+1. PodGangs first, with empty pod references and ``Initialized=False`` (``PodsPending``);
+2. pods of an existing PodGang, gated, prepared by its backend;
+3. once every pod of a gang exists: its pod references, then ``Initialized=True``;
+4. a pod's gate comes off when its gang is Initialized and its backend says BackendSynced,
+   both at the gang's current generation, and — for a scaled gang — when the base gang of the
+   same PodCliqueSet replica is scheduled (each podgroup has ≥ minReplicas pods on nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gangway_contracts import labels
+from gangway_contracts.grove import PodGang, PodGangSpec
+from gangway_contracts.k8s import NamespacedName, find_condition
+from gangway_contracts.pods import Pod
+from gangway_podgang.manifests import all_references, podgang_spec
+from gangway_podgang.plan import PlannedGang, PlannedPodGroup
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the read model holds of one PodCliqueSet's objects (tombstones left out)."""
+
+    podgangs: Mapping[str, PodGang]
+    pods: Mapping[str, Pod]
+
+
+@dataclass(frozen=True)
+class PodsToCreate:
+    gang: PlannedGang
+    podgang: PodGang  # the live PodGang: its uid owns the pods
+    pods: tuple[tuple[PlannedPodGroup, int], ...]
+
+
+@dataclass(frozen=True)
+class Decision:
+    create_podgangs: tuple[PlannedGang, ...] = ()
+    delete_podgangs: tuple[str, ...] = ()
+    update_specs: tuple[tuple[PodGang, PodGangSpec], ...] = ()
+    create_pods: tuple[PodsToCreate, ...] = ()
+    delete_pods: tuple[str, ...] = ()
+    # (PodGang, desired Initialized status) where the condition must change.
+    set_initialized: tuple[tuple[PodGang, bool], ...] = ()
+    lift_gates: tuple[Pod, ...] = ()
+
+    @property
+    def done(self) -> bool:
+        return not any(
+            (
+                self.create_podgangs,
+                self.delete_podgangs,
+                self.update_specs,
+                self.create_pods,
+                self.delete_pods,
+                self.set_initialized,
+                self.lift_gates,
+            )
+        )
+
+
+def condition_true_now(podgang: PodGang, type_: str) -> bool:
+    """The condition holds for the PodGang as it is now (observed at its generation)."""
+    found = find_condition(podgang.status.conditions if podgang.status else [], type_)
+    return (
+        found is not None
+        and found.status == "True"
+        and found.observed_generation == podgang.metadata.generation
+    )
+
+
+def initialized_status(podgang: PodGang) -> bool | None:
+    """The Initialized condition's status at the current generation; None if unset or stale."""
+    found = find_condition(podgang.status.conditions if podgang.status else [], labels.INITIALIZED)
+    if found is None or found.observed_generation != podgang.metadata.generation:
+        return None
+    return found.status == "True"
+
+
+def _scheduled(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
+    """Every podgroup has at least minReplicas of its pods bound to a node."""
+    return all(
+        sum(1 for pod in group.pods if pod in pods and pods[pod].is_scheduled) >= group.min_replicas
+        for group in gang.podgroups
+    )
+
+
+def _references(
+    gang: PlannedGang, live: PodGang, pods: Mapping[str, Pod], namespace: str
+) -> list[list[NamespacedName]]:
+    """Pod references per podgroup: every planned pod once all exist (one write, GREP-375's
+    "fill when complete"); until then what is already referenced and still planned."""
+    if all(pod in pods for _, _, pod in gang.pods):
+        return all_references(gang, namespace)
+    current = {group.name: group.pod_references for group in live.spec.podgroups}
+    return [[ref for ref in current.get(g.name, []) if ref.name in g.pods] for g in gang.podgroups]
+
+
+def decide(
+    gangs: tuple[PlannedGang, ...],
+    namespace: str,
+    priority_class: str | None,
+    observed: Observed,
+) -> Decision:
+    planned = {gang.name: gang for gang in gangs}
+    by_gang: dict[str, list[Pod]] = {}
+    for pod in observed.pods.values():
+        by_gang.setdefault(pod.metadata.labels.get(labels.PODGANG, ""), []).append(pod)
+
+    create_podgangs = tuple(g for g in gangs if g.name not in observed.podgangs)
+    delete_podgangs = tuple(
+        sorted(
+            name
+            for name, live in observed.podgangs.items()
+            if name not in planned and not live.metadata.deletion_timestamp
+        )
+    )
+    update_specs: list[tuple[PodGang, PodGangSpec]] = []
+    create_pods: list[PodsToCreate] = []
+    delete_pods: list[str] = []
+    set_initialized: list[tuple[PodGang, bool]] = []
+    lift_gates: list[Pod] = []
+
+    for gang in gangs:
+        live = observed.podgangs.get(gang.name)
+        if live is None or live.metadata.deletion_timestamp:
+            continue
+        expected = {pod for _, _, pod in gang.pods}
+        missing = tuple((g, i) for g, i, pod in gang.pods if pod not in observed.pods)
+        if missing:
+            create_pods.append(PodsToCreate(gang=gang, podgang=live, pods=missing))
+        delete_pods += sorted(
+            p.metadata.name for p in by_gang.get(gang.name, []) if p.metadata.name not in expected
+        )
+        refs = _references(gang, live, observed.pods, namespace)
+        spec = podgang_spec(gang, namespace, priority_class, refs)
+        if spec != live.spec:
+            update_specs.append((live, spec))
+            continue  # the status follows the spec it describes, on the next round
+        complete = not missing
+        if initialized_status(live) != complete:
+            set_initialized.append((live, complete))
+            continue
+        if not complete or not condition_true_now(live, labels.BACKEND_SYNCED):
+            continue
+        base = planned.get(gang.base)
+        if not gang.is_base and (base is None or not _scheduled(base, observed.pods)):
+            continue  # extra capacity waits for the gang that can run at all
+        lift_gates += [
+            observed.pods[pod]
+            for _, _, pod in gang.pods
+            if observed.pods[pod].is_gated(labels.PODGANG_PENDING_CREATION_GATE)
+        ]
+    return Decision(
+        create_podgangs=create_podgangs,
+        delete_podgangs=delete_podgangs,
+        update_specs=tuple(update_specs),
+        create_pods=tuple(create_pods),
+        delete_pods=tuple(delete_pods),
+        set_initialized=tuple(set_initialized),
+        lift_gates=tuple(lift_gates),
+    )
