@@ -56,9 +56,7 @@ class Backend(Protocol):
     async def init(self, ctx: BackendContext) -> None:
         """Check the cluster serves what the backend needs; raise to refuse to start."""
 
-    def resources(
-        self, podgang: PodGang, podcliqueset: PodCliqueSet | None
-    ) -> list[dict[str, Any]]:
+    def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
         """The scheduler objects the backend keeps for ``podgang``, as manifests. Pure: the
         same function serves ``sync_podgang`` and ``gangway render``. Raise
         :class:`SyncFailed` when the PodGang cannot be translated."""

@@ -31,7 +31,7 @@ from gangway_contracts import labels
 from gangway_contracts.codec import to_json
 from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
 from gangway_contracts.grove import PodGang
-from gangway_contracts.k8s import Condition, NamespacedName, find_condition
+from gangway_contracts.k8s import Condition, NamespacedName
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Kind, ObjectKey
 from gangway_runtime import tracing
@@ -58,14 +58,8 @@ def podgang_key(backend: str, key: ObjectKey, record: ObjectRecord) -> ObjectKey
 
 
 def _synced_at_generation(podgang: PodGang) -> bool:
-    synced = find_condition(
-        podgang.status.conditions if podgang.status else [], labels.BACKEND_SYNCED
-    )
-    return (
-        synced is not None
-        and synced.status == "True"
-        and synced.observed_generation == podgang.metadata.generation
-    )
+    synced = podgang.current_condition(labels.BACKEND_SYNCED)
+    return synced is not None and synced.status == "True"
 
 
 def now() -> str:

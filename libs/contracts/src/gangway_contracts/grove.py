@@ -12,7 +12,7 @@ from typing import Final
 
 import msgspec
 
-from gangway_contracts.k8s import Condition, NamespacedName, ObjectMeta, Wire
+from gangway_contracts.k8s import Condition, NamespacedName, ObjectMeta, Wire, find_condition
 
 GROVE_GROUP: Final = "grove.io"
 GROVE_VERSION: Final = "v1alpha1"
@@ -198,6 +198,14 @@ class PodGang(Wire, frozen=True, kw_only=True):
     api_version: str = PODGANG_API_VERSION
     kind: str = "PodGang"
     status: PodGangStatus | None = None
+
+    def current_condition(self, type_: str) -> Condition | None:
+        """The condition of that type if it describes the PodGang as it is now (observed at
+        its current generation); None when unset or stale."""
+        found = find_condition(self.status.conditions if self.status else [], type_)
+        if found is None or found.observed_generation != self.metadata.generation:
+            return None
+        return found
 
 
 # --- ClusterTopologyBinding (cluster-scoped): topology level names → node-label keys --------

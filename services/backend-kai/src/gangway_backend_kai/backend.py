@@ -21,7 +21,6 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
-from gangway_runtime.kube import KubeError
 from gangway_runtime.service import CannotStart
 
 
@@ -90,7 +89,7 @@ class KaiBackend:
         if queue.name is not None:
             if ctx is None:
                 warnings.append(f'not checked offline: KAI Queue "{queue.name}" exists')
-            elif not await _queue_exists(ctx, queue.name):
+            elif await read(ctx.kube, QUEUES, "", queue.name) is None:
                 errors.append(
                     FieldError(
                         field=queue.field,
@@ -98,16 +97,6 @@ class KaiBackend:
                     )
                 )
         return ValidateReply(allowed=not errors, errors=errors, warnings=warnings)
-
-
-async def _queue_exists(ctx: BackendContext, queue: str) -> bool:
-    try:
-        await ctx.kube.request("GET", QUEUES.path(name=queue))
-    except KubeError as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return True
 
 
 async def _mark_skip_podgrouper(ctx: BackendContext, podgang: PodGang) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang, PodGangSpec
-from gangway_contracts.k8s import NamespacedName, find_condition
+from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.pods import Pod
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
@@ -71,20 +71,14 @@ class Decision:
 
 def condition_true_now(podgang: PodGang, type_: str) -> bool:
     """The condition holds for the PodGang as it is now (observed at its generation)."""
-    found = find_condition(podgang.status.conditions if podgang.status else [], type_)
-    return (
-        found is not None
-        and found.status == "True"
-        and found.observed_generation == podgang.metadata.generation
-    )
+    found = podgang.current_condition(type_)
+    return found is not None and found.status == "True"
 
 
 def initialized_status(podgang: PodGang) -> bool | None:
     """The Initialized condition's status at the current generation; None if unset or stale."""
-    found = find_condition(podgang.status.conditions if podgang.status else [], labels.INITIALIZED)
-    if found is None or found.observed_generation != podgang.metadata.generation:
-        return None
-    return found.status == "True"
+    found = podgang.current_condition(labels.INITIALIZED)
+    return None if found is None else found.status == "True"
 
 
 def _scheduled(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
