@@ -76,5 +76,5 @@ async def live(api: ApiClient, doc: dict[str, Any], namespace: str) -> dict[str,
 def backend_synced(podgang: dict[str, Any]) -> dict[str, Any]:
     """The PodGang's BackendSynced condition, with the generation it should have observed."""
     status = podgang.get("status") or {}
-    found = [c for c in status.get("conditions", []) if c["type"] == labels.BACKEND_SYNCED]
+    found = [c for c in status.get("conditions") or [] if c["type"] == labels.BACKEND_SYNCED]
     return {**found[0], "generation": podgang["metadata"]["generation"]} if found else {}

@@ -338,7 +338,8 @@ class ControlPlane(processes.Supervised):
                 _, crd = self.request(
                     "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
                 )
-                conditions = crd.get("status", {}).get("conditions", [])
+                # A just-created CRD may report `conditions: null` before the controller fills it.
+                conditions = (crd.get("status") or {}).get("conditions") or []
                 if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
                     pending.discard(name)
             if pending and time.monotonic() > deadline:
