@@ -26,24 +26,19 @@ from gangway_backendkit import metrics
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Backend, Synced, SyncFailed
 from gangway_backendkit.settings import BackendSettings
-from gangway_backendkit.status import set_condition
 from gangway_contracts import labels
 from gangway_contracts.codec import to_json
 from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
 from gangway_contracts.grove import PodGang
 from gangway_contracts.k8s import Condition, NamespacedName
 from gangway_contracts.records import ObjectRecord
-from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Kind, ObjectKey
+from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime import tracing
+from gangway_runtime.status import now, set_podgang_condition
+from gangway_runtime.work import backoff, dead_letter
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("gangway.backendkit")
-
-_BACKOFF_MAX = 60.0
-
-
-def backoff(delivered: int) -> float:
-    return min(0.5 * (1 << min(max(delivered - 1, 0), 16)), _BACKOFF_MAX)
 
 
 def podgang_key(backend: str, key: ObjectKey, record: ObjectRecord) -> ObjectKey:
@@ -60,10 +55,6 @@ def podgang_key(backend: str, key: ObjectKey, record: ObjectRecord) -> ObjectKey
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class PodGangWorker:
@@ -160,10 +151,7 @@ class PodGangWorker:
 
     async def _dead_letter(self, msg: Msg, error: str) -> None:
         metrics.DEAD_LETTERS.labels(self.backend.name).inc()
-        headers = {ERROR_HEADER: error[:4000], SOURCE_SUBJECT_HEADER: msg.subject}
-        subject = self.ctx.subjects.deadletter(self.durable)
-        await self.ctx.js.publish(subject, msg.data, headers=headers)
-        await msg.ack()
+        await dead_letter(self.ctx.js, self.ctx.subjects, self.durable, msg, error)
 
     async def reconcile(self, key: ObjectKey, drift: bool = False, parent: Any = None) -> None:
         """Converge the backend's resources and condition for one PodGang. ``drift``: the
@@ -210,7 +198,7 @@ class PodGangWorker:
             last_transition_time=now(),
             observed_generation=podgang.metadata.generation,
         )
-        if not await set_condition(self.ctx.kube, current, condition):
+        if await set_podgang_condition(self.ctx.kube, current, condition) is None:
             return
         workload = NamespacedName(
             namespace=podgang.metadata.namespace,

@@ -41,6 +41,15 @@ PODCLIQUESETS = MirroredResource(Kind.PODCLIQUESET, GROVE_GROUP, (GROVE_VERSION,
 PODGANGS = MirroredResource(Kind.PODGANG, SCHEDULER_GROUP, (SCHEDULER_VERSION,), "podgangs")
 # Only the pods Gangway made: a cluster's other pods are none of its business.
 PODS = MirroredResource(Kind.POD, "", ("v1",), "pods", label_selector=MANAGED_BY_GANGWAY_SELECTOR)
+# Grove's topology level names → node-label keys; cluster-scoped, and optional: when the CRD
+# is not installed, a PodCliqueSet's pack constraints stay unresolved (a condition says so).
+CLUSTER_TOPOLOGY_BINDINGS = MirroredResource(
+    Kind.CLUSTERTOPOLOGYBINDING,
+    GROVE_GROUP,
+    (GROVE_VERSION,),
+    "clustertopologybindings",
+    namespaced=False,
+)
 
 
 def _backend_resource(backend: str, plural: str, group: str, *versions: str) -> MirroredResource:
@@ -81,7 +90,7 @@ def backend_resources(config: SchedulerConfig) -> list[MirroredResource]:
 
 
 def mirrored_resources(config: SchedulerConfig) -> list[MirroredResource]:
-    return [PODCLIQUESETS, PODGANGS, PODS, *backend_resources(config)]
+    return [PODCLIQUESETS, PODGANGS, PODS, CLUSTER_TOPOLOGY_BINDINGS, *backend_resources(config)]
 
 
 def owner_of(resource: MirroredResource, object_labels: dict[str, str]) -> str:

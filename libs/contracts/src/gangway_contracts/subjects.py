@@ -43,6 +43,7 @@ class Kind(enum.StrEnum):
     PODCLIQUESET = "podcliqueset"
     PODGANG = "podgang"
     POD = "pod"
+    CLUSTERTOPOLOGYBINDING = "clustertopologybinding"
 
 
 class BackendOperation(enum.StrEnum):
@@ -140,9 +141,13 @@ class Subjects:
     def backend(self, backend: str, operation: BackendOperation) -> str:
         return f"{self.backend_root}.{backend}.{operation.value}"
 
+    def service_name(self, service: str) -> str:
+        """A service's name under this prefix: its durable consumer and dead-letter subject."""
+        return f"{self.prefix}-{service}"
+
     def backend_service_name(self, backend: str) -> str:
         """Name of the NATS micro service a backend registers (``$SRV.INFO`` shows it)."""
-        return f"{self.prefix}-backend-{backend}"
+        return self.service_name(f"backend-{backend}")
 
 
 def object_msg_id(uid: str, resource_version: str, deleted: bool = False) -> str:

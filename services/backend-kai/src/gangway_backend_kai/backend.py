@@ -10,7 +10,6 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure, read
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
-from gangway_backendkit.status import PODGANGS
 from gangway_contracts import labels
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -22,6 +21,7 @@ from gangway_contracts.rpc import (
     ValidateRequest,
 )
 from gangway_runtime.service import CannotStart
+from gangway_runtime.status import PODGANGS
 
 
 class KaiBackend:

@@ -81,7 +81,7 @@ def initialized_status(podgang: PodGang) -> bool | None:
     return None if found is None else found.status == "True"
 
 
-def _scheduled(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
+def scheduled(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
     """Every podgroup has at least minReplicas of its pods bound to a node."""
     return all(
         sum(1 for pod in group.pods if pod in pods and pods[pod].is_scheduled) >= group.min_replicas
@@ -148,7 +148,7 @@ def decide(
         if not complete or not condition_true_now(live, labels.BACKEND_SYNCED):
             continue
         base = planned.get(gang.base)
-        if not gang.is_base and (base is None or not _scheduled(base, observed.pods)):
+        if not gang.is_base and (base is None or not scheduled(base, observed.pods)):
             continue  # extra capacity waits for the gang that can run at all
         lift_gates += [
             observed.pods[pod]

@@ -1,0 +1,201 @@
+"""What a PodCliqueSet's status says about its gangs. Pure: plan + read model in, status out.
+
+Conditions (each observed at the PodCliqueSet's generation):
+
+- ``PodGangsReady``: every planned PodGang exists, is Initialized, its backend synced it, and
+  its gates are off; otherwise why not (``PodGangsPending``, ``WaitingForBackend``,
+  ``WaitingForBaseGang``);
+- ``BackendAvailable``: the backend answered prepare-pods (``BackendUnavailable``,
+  ``PreparePodsFailed`` otherwise) — set only once the service has asked it;
+- ``BackendResolved``: the cliques name an enabled scheduler;
+- ``TopologyResolved``: every pack constraint became a node-label key (only when the
+  PodCliqueSet has constraints);
+- ``FeaturesSupported``: the backend honours every feature the PodCliqueSet asks for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gangway_contracts import labels
+from gangway_contracts.codec import to_object
+from gangway_contracts.grove import PodCliqueSet, PodGang, topology_constraints
+from gangway_contracts.k8s import Condition
+from gangway_contracts.pods import Pod
+from gangway_podgang.decide import condition_true_now, initialized_status, scheduled
+from gangway_podgang.plan import Plan, PlannedGang
+from gangway_runtime.conditions import merged_conditions
+from gangway_runtime.status import StatusChange
+
+PODGANGS_READY = "PodGangsReady"
+BACKEND_AVAILABLE = "BackendAvailable"
+BACKEND_RESOLVED = "BackendResolved"
+TOPOLOGY_RESOLVED = "TopologyResolved"
+FEATURES_SUPPORTED = "FeaturesSupported"
+
+
+def condition(
+    pcs: PodCliqueSet, type_: str, ok: bool, reason: str, message: str, *, at: str
+) -> Condition:
+    return Condition(
+        type=type_,
+        status="True" if ok else "False",
+        reason=reason,
+        message=message[:32768],
+        last_transition_time=at,
+        observed_generation=pcs.metadata.generation,
+    )
+
+
+def _gated(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
+    return any(
+        pod in pods and pods[pod].is_gated(labels.PODGANG_PENDING_CREATION_GATE)
+        for _, _, pod in gang.pods
+    )
+
+
+def gangs_ready(
+    pcs: PodCliqueSet,
+    plan: Plan,
+    podgangs: Mapping[str, PodGang],
+    pods: Mapping[str, Pod],
+    *,
+    backend: str,
+    at: str,
+) -> Condition:
+    """``PodGangsReady``, with the first thing still in the way."""
+    total = len(plan.gangs)
+    missing = [
+        g.name for g in plan.gangs if initialized_status_of(podgangs.get(g.name)) is not True
+    ]
+    if missing:
+        return condition(
+            pcs,
+            PODGANGS_READY,
+            False,
+            "PodGangsPending",
+            f"{len(missing)} of {total} PodGangs not initialized yet: {_few(missing)}",
+            at=at,
+        )
+    unsynced = [
+        g.name
+        for g in plan.gangs
+        if not condition_true_now(podgangs[g.name], labels.BACKEND_SYNCED)
+    ]
+    if unsynced:
+        found = podgangs[unsynced[0]].current_condition(labels.BACKEND_SYNCED)
+        why = f" ({found.reason}: {found.message})" if found and found.status == "False" else ""
+        return condition(
+            pcs,
+            PODGANGS_READY,
+            False,
+            "WaitingForBackend",
+            f"{len(unsynced)} of {total} PodGangs not synced by {backend} yet: "
+            f"{_few(unsynced)}{why}",
+            at=at,
+        )
+    gated = [g.name for g in plan.gangs if _gated(g, pods)]
+    if gated:
+        bases = {g.base for g in plan.gangs if g.name in gated and not g.is_base}
+        waiting = [b for b in sorted(bases) if not scheduled(_gang(plan, b), pods)]
+        reason, what = (
+            ("WaitingForBaseGang", f"base gangs not scheduled yet: {_few(waiting)}")
+            if waiting
+            else ("GatesPending", f"gates still on in {_few(gated)}")
+        )
+        return condition(pcs, PODGANGS_READY, False, reason, what, at=at)
+    return condition(
+        pcs,
+        PODGANGS_READY,
+        True,
+        "Ready",
+        f"{total} PodGangs initialized, synced by {backend}, gates lifted",
+        at=at,
+    )
+
+
+def initialized_status_of(podgang: PodGang | None) -> bool | None:
+    return None if podgang is None else initialized_status(podgang)
+
+
+def _gang(plan: Plan, name: str) -> PlannedGang:
+    return next(g for g in plan.gangs if g.name == name)
+
+
+def _few(names: Iterable[str], limit: int = 5) -> str:
+    listed = sorted(names)
+    more = f" and {len(listed) - limit} more" if len(listed) > limit else ""
+    return ", ".join(listed[:limit]) + more
+
+
+def topology_resolved(pcs: PodCliqueSet, plan: Plan, at: str) -> Condition | None:
+    if next(iter(topology_constraints(pcs)), None) is None:
+        return None
+    if not plan.unresolved_topology:
+        return condition(
+            pcs, TOPOLOGY_RESOLVED, True, "Resolved", "every pack level resolved", at=at
+        )
+    message = "; ".join(f"{u.field}: {u.reason}" for u in plan.unresolved_topology)
+    return condition(pcs, TOPOLOGY_RESOLVED, False, "TopologyUnresolved", message, at=at)
+
+
+def counts(
+    pcs: PodCliqueSet, plan: Plan, podgangs: Mapping[str, PodGang], pods: Mapping[str, Pod]
+) -> dict[str, Any]:
+    """Replica counts and per-gang phases, as Grove's status reports them."""
+    by_replica: dict[int, list[PlannedGang]] = {}
+    for gang in plan.gangs:
+        by_replica.setdefault(gang.pcs_replica, []).append(gang)
+    available = sum(
+        1 for gangs in by_replica.values() if any(g.is_base and scheduled(g, pods) for g in gangs)
+    )
+    updated = sum(
+        1
+        for gangs in by_replica.values()
+        if all(initialized_status_of(podgangs.get(g.name)) is True for g in gangs)
+    )
+    return {
+        "observedGeneration": pcs.metadata.generation,
+        "replicas": pcs.spec.replicas,
+        "availableReplicas": available,
+        "updatedReplicas": updated,
+        "podGangStatuses": [
+            {
+                "name": gang.name,
+                "phase": (live.status.phase if live.status else None) or "Pending",
+            }
+            for gang in plan.gangs
+            if (live := podgangs.get(gang.name)) is not None
+        ],
+    }
+
+
+def status_change(fields: dict[str, Any], conditions: Iterable[Condition]) -> StatusChange:
+    """The change a status patch applies: these counts and conditions, others' kept."""
+    wanted_conditions = tuple(conditions)
+
+    def change(status: dict[str, Any]) -> dict[str, Any] | None:
+        merged = list(status.get("conditions") or [])
+        changed = False
+        for wanted in wanted_conditions:
+            after = merged_conditions(merged, wanted)
+            if after is not None:
+                merged, changed = after, True
+        if not changed and all(status.get(k) == v for k, v in fields.items()):
+            return None
+        return {**fields, "conditions": merged}
+
+    return change
+
+
+def current_status(pcs: PodCliqueSet) -> dict[str, Any]:
+    """The parts of a PodCliqueSet a status patch starts from."""
+    return {
+        "metadata": {
+            "namespace": pcs.metadata.namespace,
+            "name": pcs.metadata.name,
+            "resourceVersion": pcs.metadata.resource_version,
+        },
+        "status": to_object(pcs.status) if pcs.status else {},
+    }

@@ -1,0 +1,184 @@
+"""The podgang service's read model: every PodCliqueSet, PodGang, Pod and topology binding,
+kept in memory from the OBJECTS stream and grouped by the PodCliqueSet they belong to.
+
+An ordered consumer replays the stream from the start and then follows it, so the model is
+the store's state as of the last stream sequence applied. A handler that took a message with
+sequence ``s`` waits for :meth:`ReadModel.caught_up` to reach ``s`` before it decides: it then
+sees at least what the message said. After writing, the reconciler waits for its own writes
+to come back (:meth:`ReadModel.wait_until`), so its next decision does not repeat them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgspec
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import ConsumerConfig, DeliverPolicy
+
+from gangway_contracts import labels
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
+from gangway_contracts.pods import Pod
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.subjects import Kind, Subjects
+
+log = logging.getLogger(__name__)
+
+# The PodCliqueSet a workload is about: (namespace, name).
+WorkloadKey = tuple[str, str]
+KINDS = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD, Kind.CLUSTERTOPOLOGYBINDING)
+
+
+@dataclass
+class Workload:
+    """One PodCliqueSet and the PodGangs and pods that say they are part of it."""
+
+    podcliqueset: PodCliqueSet | None = None
+    podgangs: dict[str, PodGang] = field(default_factory=dict)
+    pods: dict[str, Pod] = field(default_factory=dict)
+
+    def copy(self) -> Workload:
+        return Workload(self.podcliqueset, dict(self.podgangs), dict(self.pods))
+
+
+def workload_of(kind: str, namespace: str, obj_labels: dict[str, str], name: str) -> WorkloadKey:
+    """A PodGang or pod belongs to the PodCliqueSet its part-of label names."""
+    if kind == Kind.PODCLIQUESET:
+        return namespace, name
+    return namespace, obj_labels.get(labels.PART_OF, "")
+
+
+class ReadModel:
+    def __init__(self, js: JetStreamContext, subjects: Subjects) -> None:
+        self._js = js
+        self._subjects = subjects
+        self._workloads: dict[WorkloadKey, Workload] = {}
+        self._bindings: dict[str, ClusterTopologyBinding] = {}
+        # Where each object was filed, so a delete (or a changed label) finds it.
+        self._filed: dict[tuple[str, str, str], WorkloadKey] = {}
+        self._changed = asyncio.Event()
+        self._sub: JetStreamContext.PushSubscription | None = None
+        self.sequence = 0  # the last stream sequence applied
+        self.start_sequence = 0  # the stream's last sequence when the model started
+
+    def filter_subjects(self) -> list[str]:
+        return [self._subjects.objects_filter(kind) for kind in KINDS]
+
+    async def start(self) -> None:
+        info = await self._js.stream_info(self._subjects.objects_stream)
+        self.start_sequence = info.state.last_seq
+        self._sub = await self._js.subscribe(
+            self._subjects.objects_root + ".>",
+            stream=self._subjects.objects_stream,
+            ordered_consumer=True,
+            cb=self._on_message,
+            config=ConsumerConfig(
+                deliver_policy=DeliverPolicy.ALL, filter_subjects=self.filter_subjects()
+            ),
+        )
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            await self._sub.unsubscribe()
+            self._sub = None
+
+    @property
+    def loaded(self) -> bool:
+        """Everything the stream held at start has been applied (the readiness probe)."""
+        return self.sequence >= self.start_sequence
+
+    async def _on_message(self, msg: Msg) -> None:
+        try:
+            key = self._subjects.parse_object(msg.subject)
+            record = msgspec.json.decode(msg.data, type=ObjectRecord)
+            self.apply(key.kind, record)
+        except (ValueError, msgspec.DecodeError) as exc:
+            # The work consumer dead-letters the same message with its error.
+            log.warning("read model: skipping %s: %s", msg.subject, exc)
+        self.sequence = max(self.sequence, msg.metadata.sequence.stream)
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def apply(self, kind: str, record: ObjectRecord) -> None:
+        """File one record (an object or its tombstone) where it belongs."""
+        if kind == Kind.CLUSTERTOPOLOGYBINDING:
+            if record.deleted:
+                self._bindings.pop(record.name, None)
+            else:
+                decoded = msgspec.json.decode(record.object, type=ClusterTopologyBinding)
+                self._bindings[record.name] = decoded
+            return
+        ident = (kind, record.namespace, record.name)
+        previous = self._filed.pop(ident, None)
+        if previous is not None:
+            self._remove(kind, previous, record.name)
+        if record.deleted:
+            return
+        obj: PodCliqueSet | PodGang | Pod
+        if kind == Kind.PODCLIQUESET:
+            obj = msgspec.json.decode(record.object, type=PodCliqueSet)
+        elif kind == Kind.PODGANG:
+            obj = msgspec.json.decode(record.object, type=PodGang)
+        else:
+            obj = msgspec.json.decode(record.object, type=Pod)
+        key = workload_of(kind, record.namespace, obj.metadata.labels, record.name)
+        if not key[1]:
+            return  # a PodGang or pod no PodCliqueSet claims: not ours to drive
+        workload = self._workloads.setdefault(key, Workload())
+        if isinstance(obj, PodCliqueSet):
+            workload.podcliqueset = obj
+        elif isinstance(obj, PodGang):
+            workload.podgangs[record.name] = obj
+        else:
+            workload.pods[record.name] = obj
+        self._filed[ident] = key
+
+    def _remove(self, kind: str, key: WorkloadKey, name: str) -> None:
+        workload = self._workloads.get(key)
+        if workload is None:
+            return
+        if kind == Kind.PODCLIQUESET:
+            workload.podcliqueset = None
+        elif kind == Kind.PODGANG:
+            workload.podgangs.pop(name, None)
+        else:
+            workload.pods.pop(name, None)
+        if workload.podcliqueset is None and not workload.podgangs and not workload.pods:
+            del self._workloads[key]
+
+    def workload(self, key: WorkloadKey) -> Workload:
+        """A copy of what the model holds for one PodCliqueSet: later messages do not
+        change a decision being made."""
+        found = self._workloads.get(key)
+        return found.copy() if found else Workload()
+
+    def peek(self, key: WorkloadKey) -> Workload | None:
+        """The model's own entry, not a copy: for quick checks that do not await."""
+        return self._workloads.get(key)
+
+    def binding(self, name: str | None) -> ClusterTopologyBinding | None:
+        return self._bindings.get(name) if name else None
+
+    def workload_keys(self) -> list[WorkloadKey]:
+        return sorted(self._workloads)
+
+    async def wait_until(self, done: Callable[[], bool], within: float) -> bool:
+        """Wait until ``done()`` holds after some applied message; False after ``within`` s."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while not done():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                return done()
+        return True
+
+    async def caught_up(self, sequence: int, within: float) -> bool:
+        return await self.wait_until(lambda: self.sequence >= sequence, within)

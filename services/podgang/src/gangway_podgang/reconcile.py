@@ -1,0 +1,262 @@
+"""Reconciling one PodCliqueSet: read model → plan → decide → write → wait for the writes
+to come back → decide again, until nothing is left that this service can do alone (the
+backend has to sync, the scheduler has to place the base gang). Then the status.
+
+One key in, converge, return — the way a controller-runtime reconciler works. Every input
+comes from the read model, so a redelivered, late or reordered message changes nothing: the
+decision depends on the current state alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import msgspec
+from nats.aio.client import Client as NatsClient
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+from opentelemetry import trace
+
+from gangway_contracts import events
+from gangway_contracts.codec import to_json
+from gangway_contracts.config import SchedulerConfig
+from gangway_contracts.errors import FieldErrors
+from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.k8s import Condition
+from gangway_contracts.rpc import ValidateReply, ValidateRequest
+from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_podgang import metrics, progress
+from gangway_podgang.decide import Decision, Observed, decide
+from gangway_podgang.plan import Plan, plan_podgangs
+from gangway_podgang.readmodel import ReadModel, Workload, WorkloadKey
+from gangway_podgang.report import Reporter
+from gangway_podgang.writes import Actuator, BackendUnavailable, Expectation, PrepareFailed
+from gangway_runtime import tracing
+from gangway_runtime.kube import Kube
+from gangway_runtime.status import PODCLIQUESETS, now, patch_status
+
+log = logging.getLogger(__name__)
+tracer = trace.get_tracer("gangway.podgang")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decision and everything it was made from."""
+
+    pcs: PodCliqueSet
+    workload: Workload
+    backend: str = ""
+    plan: Plan = field(default_factory=lambda: Plan(gangs=()))
+    decision: Decision = field(default_factory=Decision)
+    unresolved: str = ""  # why no backend could be chosen (the cliques' schedulerName)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    converged: bool  # nothing left to do; else waiting on the backend or the scheduler
+    rounds: int  # decide-write rounds taken
+
+
+@dataclass
+class _Known:
+    """What only this process knows of a workload: how its backend last answered."""
+
+    backend_available: dict[WorkloadKey, Condition] = field(default_factory=dict)
+    # The generation whose features the backend last judged, and its verdict.
+    features: dict[WorkloadKey, tuple[int, Condition]] = field(default_factory=dict)
+
+    def forget(self, key: WorkloadKey) -> None:
+        self.backend_available.pop(key, None)
+        self.features.pop(key, None)
+
+
+class Reconciler:
+    def __init__(
+        self,
+        model: ReadModel,
+        actuator: Actuator,
+        reporter: Reporter,
+        nc: NatsClient,
+        config: SchedulerConfig,
+        *,
+        max_rounds: int,
+        wait_seconds: float,
+        request_timeout: float,
+    ) -> None:
+        self.model = model
+        self.actuator = actuator
+        self.reporter = reporter
+        self.kube: Kube = actuator.kube
+        self.subjects: Subjects = actuator.subjects
+        self.nc = nc
+        self.config = config
+        self.max_rounds = max_rounds
+        self.wait_seconds = wait_seconds
+        self.request_timeout = request_timeout
+        self._known = _Known()
+
+    async def reconcile(self, key: WorkloadKey) -> Outcome:
+        pcs = self.model.workload(key).podcliqueset
+        # Every span of a workload hangs from one trace derived from its uid.
+        parent = tracing.workload_context(pcs.metadata.uid) if pcs else None
+        with (
+            tracer.start_as_current_span("podgang reconcile", context=parent) as span,
+            metrics.RECONCILE_SECONDS.time(),
+        ):
+            span.set_attribute("gangway.workload", f"{key[0]}/{key[1]}")
+            return await self._reconcile(key)
+
+    def _decide(self, key: WorkloadKey) -> Step | None:
+        workload = self.model.workload(key)
+        pcs = workload.podcliqueset
+        if pcs is None or pcs.metadata.deletion_timestamp:
+            return None  # deleting a PodCliqueSet cascades through owner references
+        try:
+            backend = self.config.backend_for(pcs)
+        except FieldErrors as exc:
+            return Step(pcs=pcs, workload=workload, unresolved=str(exc))
+        plan = plan_podgangs(pcs, self.model.binding(_topology_name(pcs)))
+        decision = decide(
+            plan.gangs,
+            pcs.metadata.namespace,
+            pcs.spec.template.priority_class_name,
+            Observed(podgangs=workload.podgangs, pods=workload.pods),
+        )
+        return Step(pcs=pcs, workload=workload, backend=backend, plan=plan, decision=decision)
+
+    async def _reconcile(self, key: WorkloadKey) -> Outcome:
+        rounds = 0
+        step = self._decide(key)
+        while step is not None and not step.decision.done and rounds < self.max_rounds:
+            rounds += 1
+            if rounds == 1 and _new_generation(step.pcs):
+                await self._planned(step)
+            expected = await self._apply(key, step)
+            if not await self._mirrored(key, expected):
+                log.warning("%s/%s: own writes not mirrored after %.0fs", *key, self.wait_seconds)
+            step = self._decide(key)
+        if step is None:
+            self._known.forget(key)
+            return Outcome(converged=True, rounds=rounds)
+        await self._status(key, step)
+        return Outcome(converged=step.decision.done, rounds=rounds)
+
+    async def _apply(self, key: WorkloadKey, step: Step) -> list[Expectation]:
+        try:
+            expected = await self.actuator.apply(
+                step.decision, step.pcs, step.backend, step.workload
+            )
+        except BackendUnavailable as exc:
+            await self._backend_trouble(key, step, "BackendUnavailable", str(exc))
+            raise
+        except PrepareFailed as exc:
+            await self._backend_trouble(key, step, "PreparePodsFailed", str(exc))
+            raise
+        if step.decision.create_pods:
+            answered = f"{step.backend} prepared the pods"
+            self._known.backend_available[key] = self._condition(
+                step, progress.BACKEND_AVAILABLE, True, "Answering", answered
+            )
+        return expected
+
+    async def _mirrored(self, key: WorkloadKey, expected: list[Expectation]) -> bool:
+        def shown() -> bool:
+            found = self.model.peek(key)
+            return found is not None and all(e.met(found) for e in expected)
+
+        return await self.model.wait_until(shown, self.wait_seconds)
+
+    def _condition(self, step: Step, type_: str, ok: bool, reason: str, message: str) -> Condition:
+        return progress.condition(step.pcs, type_, ok, reason, message, at=now())
+
+    async def _planned(self, step: Step) -> None:
+        names = [gang.name for gang in step.plan.gangs]
+        event = events.PodGangPlanned(**self.reporter.common(step.pcs), podgangs=names)
+        await self.reporter.journal(event)
+
+    async def _backend_trouble(self, key: WorkloadKey, step: Step, reason: str, why: str) -> None:
+        """Say on the PodCliqueSet that its backend is in the way (once per transition)."""
+        before = self._known.backend_available.get(key)
+        self._known.backend_available[key] = self._condition(
+            step, progress.BACKEND_AVAILABLE, False, reason, why
+        )
+        if before is None or before.status != "False":
+            await self.reporter.kube_event(step.pcs, reason, why, warning=True)
+        await self._status(key, step)
+
+    async def _status(self, key: WorkloadKey, step: Step) -> None:
+        pcs = step.pcs
+        conditions: list[Condition] = []
+        if step.unresolved:
+            conditions.append(
+                self._condition(
+                    step, progress.BACKEND_RESOLVED, False, "UnknownScheduler", step.unresolved
+                )
+            )
+        else:
+            conditions.append(
+                self._condition(
+                    step, progress.BACKEND_RESOLVED, True, "Resolved", f"backend {step.backend}"
+                )
+            )
+            conditions.append(
+                progress.gangs_ready(
+                    pcs,
+                    step.plan,
+                    step.workload.podgangs,
+                    step.workload.pods,
+                    backend=step.backend,
+                    at=now(),
+                )
+            )
+            if (topology := progress.topology_resolved(pcs, step.plan, at=now())) is not None:
+                conditions.append(topology)
+            if (available := self._known.backend_available.get(key)) is not None:
+                conditions.append(available)
+            if (features := await self._features(key, step)) is not None:
+                conditions.append(features)
+        fields = progress.counts(pcs, step.plan, step.workload.podgangs, step.workload.pods)
+        change = progress.status_change(fields, conditions)
+        written = await patch_status(self.kube, PODCLIQUESETS, progress.current_status(pcs), change)
+        if written is not None:
+            metrics.WRITES.labels("podcliqueset", "status").inc()
+
+    async def _features(self, key: WorkloadKey, step: Step) -> Condition | None:
+        """The backend's verdict on what this generation asks for, asked once per
+        generation; None while the backend does not answer."""
+        generation = step.pcs.metadata.generation
+        known = self._known.features.get(key)
+        if known is not None and known[0] == generation:
+            return known[1]
+        subject = self.subjects.backend(step.backend, BackendOperation.VALIDATE)
+        request = ValidateRequest(operation="UPDATE", podcliqueset=step.pcs)
+        try:
+            reply = await self.nc.request(subject, to_json(request), timeout=self.request_timeout)
+            verdict = msgspec.json.decode(reply.data, type=ValidateReply)
+        except (NoRespondersError, NatsTimeout, TimeoutError, msgspec.DecodeError) as exc:
+            log.info("%s/%s: no feature verdict from %s: %s", *key, step.backend, exc)
+            return None
+        found = self._verdict(step, verdict)
+        self._known.features[key] = (generation, found)
+        return found
+
+    def _verdict(self, step: Step, verdict: ValidateReply) -> Condition:
+        make = self._condition
+        if verdict.unsupported:
+            message = "; ".join(f"{u.field}: {u.feature}: {u.message}" for u in verdict.unsupported)
+            return make(step, progress.FEATURES_SUPPORTED, False, "UnsupportedFeature", message)
+        if not verdict.allowed:
+            message = "; ".join(f"{e.field}: {e.reason}" for e in verdict.errors)
+            return make(step, progress.FEATURES_SUPPORTED, False, "Rejected", message)
+        supported = f"{step.backend} supports everything it asks for"
+        return make(step, progress.FEATURES_SUPPORTED, True, "Supported", supported)
+
+
+def _topology_name(pcs: PodCliqueSet) -> str | None:
+    topology = pcs.spec.template.topology_constraint
+    return topology.topology_name if topology else None
+
+
+def _new_generation(pcs: PodCliqueSet) -> bool:
+    return pcs.status is None or pcs.status.observed_generation != pcs.metadata.generation

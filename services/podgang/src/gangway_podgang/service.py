@@ -1,0 +1,68 @@
+"""The podgang service, wired: read model, reconciler, worker."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
+
+from gangway_contracts.config import SchedulerConfig
+from gangway_podgang.readmodel import ReadModel
+from gangway_podgang.reconcile import Reconciler
+from gangway_podgang.report import Reporter
+from gangway_podgang.settings import PodgangSettings
+from gangway_podgang.worker import PodgangWorker
+from gangway_podgang.writes import Actuator
+from gangway_runtime.kube import Kube
+
+NAME = "podgang"
+
+
+async def serve(
+    nc: NatsClient,
+    js: JetStreamContext,
+    kube: Kube,
+    settings: PodgangSettings,
+    config: SchedulerConfig,
+    *,
+    ready: asyncio.Event | None = None,
+    after_write: Callable[[str], None] | None = None,
+) -> None:
+    """Load the read model, then reconcile until cancelled; ``ready`` is set once the model
+    holds what the stream held at start and the consumer is bound (the readiness probe).
+    ``after_write`` runs after every API write (tests crash the service there)."""
+    subjects = settings.subjects
+    service = subjects.service_name(NAME)
+    model = ReadModel(js, subjects)
+    reporter = Reporter(kube, js, subjects, service)
+    actuator = Actuator(
+        kube,
+        nc,
+        subjects,
+        reporter,
+        write_concurrency=settings.write_concurrency,
+        request_timeout=settings.request_timeout_seconds,
+        after_write=after_write,
+    )
+    reconciler = Reconciler(
+        model,
+        actuator,
+        reporter,
+        nc,
+        config,
+        max_rounds=settings.max_rounds,
+        wait_seconds=settings.read_model_timeout_seconds,
+        request_timeout=settings.request_timeout_seconds,
+    )
+    worker = PodgangWorker(js, subjects, model, reconciler.reconcile, settings)
+    await model.start()
+    try:
+        await worker.subscribe()
+        await model.wait_until(lambda: model.loaded, float("inf"))
+        if ready is not None:
+            ready.set()
+        await worker.run()
+    finally:
+        await model.stop()

@@ -1,0 +1,414 @@
+"""Carrying out one :class:`~gangway_podgang.decide.Decision` against the API server.
+
+Every write is safe to repeat and safe to lose: creates treat AlreadyExists as done, deletes
+carry the uid they mean (a namesake created since is left alone), spec writes carry the
+resourceVersion they were decided on, and a gate removal only ever removes our own gate.
+Each write returns what the read model must show before the next decision
+(:class:`Expectation`), so the next round does not repeat it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+from nats.aio.client import Client as NatsClient
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+
+from gangway_contracts import events, labels
+from gangway_contracts.codec import to_json, to_object
+from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec
+from gangway_contracts.k8s import Condition
+from gangway_contracts.pods import Pod
+from gangway_contracts.rpc import PodsPrepared, PreparePodsReply, PreparePodsRequest
+from gangway_contracts.subjects import BackendOperation, Kind, Subjects
+from gangway_podgang import metrics
+from gangway_podgang.decide import Decision, PodsToCreate
+from gangway_podgang.manifests import pod_manifest, podgang_manifest
+from gangway_podgang.plan import PlannedGang
+from gangway_podgang.readmodel import Workload
+from gangway_podgang.report import Reporter
+from gangway_runtime import tracing
+from gangway_runtime.kube import ApiResource, Kube, KubeError
+from gangway_runtime.status import PODGANGS, now, set_podgang_condition
+
+log = logging.getLogger(__name__)
+
+PODS = ApiResource("", "v1", "pods")
+T = TypeVar("T")
+# The micro framework's header on an error reply (nats.micro).
+_SERVICE_ERROR = "Nats-Service-Error"
+
+
+class BackendUnavailable(Exception):
+    """The backend did not answer a request: nothing was created; retried with backoff."""
+
+    def __init__(self, backend: str, why: str) -> None:
+        self.backend = backend
+        super().__init__(f"backend {backend} is not answering prepare-pods: {why}")
+
+
+class PrepareFailed(Exception):
+    """The backend answered, but refused or botched the pods: retried with backoff."""
+
+    def __init__(self, backend: str, reason: str, message: str) -> None:
+        self.backend = backend
+        self.reason = reason
+        super().__init__(f"backend {backend} could not prepare the pods: {reason}: {message}")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the read model shows once a write is mirrored. ``resource_version``: the one
+    written ("" when any will do); None: the object is gone or terminating."""
+
+    kind: str
+    name: str
+    resource_version: str | None
+
+    def met(self, workload: Workload) -> bool:
+        objects: dict[str, PodGang] | dict[str, Pod] = (
+            workload.podgangs if self.kind == Kind.PODGANG else workload.pods
+        )
+        found = objects.get(self.name)
+        if self.resource_version is None:
+            return found is None or found.metadata.deletion_timestamp is not None
+        if found is None:
+            return False
+        return _at_least(found.metadata.resource_version, self.resource_version)
+
+
+def _at_least(seen: str, written: str) -> bool:
+    """resourceVersions are opaque, but etcd's are increasing integers; equality otherwise."""
+    if not written:
+        return True
+    try:
+        return int(seen) >= int(written)
+    except ValueError:
+        return seen == written
+
+
+def _initialized(podgang: PodGang, ready: bool) -> Condition:
+    return Condition(
+        type=labels.INITIALIZED,
+        status="True" if ready else "False",
+        reason="Ready" if ready else "PodsPending",
+        message="every pod of the gang exists" if ready else "pods not all created yet",
+        last_transition_time=now(),
+        observed_generation=podgang.metadata.generation,
+    )
+
+
+def merge_patch(old: Any, new: Any) -> Any:
+    """The RFC 7386 merge patch that turns ``old`` into ``new`` (removed keys → null)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    patch: dict[str, Any] = dict.fromkeys(old.keys() - new.keys())
+    for key, value in new.items():
+        if key not in old:
+            patch[key] = value
+        elif old[key] != value:
+            patch[key] = merge_patch(old[key], value)
+    return patch
+
+
+def _traced(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The workload's trace rides on what we create, so the watcher's record (and every
+    service that reads it) continues the same trace."""
+    carrier: dict[str, str] = {}
+    tracing.inject(carrier)
+    if parent := carrier.get("traceparent"):
+        meta = manifest["metadata"]
+        meta["annotations"] = {**meta.get("annotations", {}), labels.TRACEPARENT_ANNOTATION: parent}
+    return manifest
+
+
+class Actuator:
+    def __init__(
+        self,
+        kube: Kube,
+        nc: NatsClient,
+        subjects: Subjects,
+        reporter: Reporter,
+        *,
+        write_concurrency: int,
+        request_timeout: float,
+        after_write: Callable[[str], None] | None = None,
+    ) -> None:
+        self.kube = kube
+        self.nc = nc
+        self.subjects = subjects
+        self.reporter = reporter
+        self.request_timeout = request_timeout
+        self._slots = asyncio.Semaphore(write_concurrency)
+        # Writes per PodGang since this process first wrote it (the writes-per-gang metric).
+        self._writes: Counter[str] = Counter()
+        # Tests crash the service here, between two writes.
+        self._after_write = after_write
+
+    async def _write(self, kind: str, verb: str, gang: str, call: Awaitable[T]) -> T | None:
+        """One API write under the concurrency bound, counted. None when the write found
+        its work done: a create that already exists, a delete that is already gone."""
+        async with self._slots:
+            try:
+                result = await call
+            except KubeError as exc:
+                if (verb == "create" and exc.status == 409) or (
+                    verb == "delete" and exc.status in (404, 409)
+                ):
+                    return None
+                raise
+            finally:
+                metrics.WRITES.labels(kind, verb).inc()
+                self._writes[gang] += 1
+        if self._after_write is not None:
+            self._after_write(f"{kind}:{verb}")
+        return result
+
+    async def _send(
+        self, method: str, path: str, body: Any, content_type: str = "application/json"
+    ) -> dict[str, Any]:
+        answer = await self.kube.request(method, path, body=body, content_type=content_type)
+        decoded: dict[str, Any] = msgspec.json.decode(answer) if answer else {}
+        return decoded
+
+    async def apply(
+        self, decision: Decision, pcs: PodCliqueSet, backend: str, workload: Workload
+    ) -> list[Expectation]:
+        """Every write of the decision, in parallel under the bound; what to wait for.
+        All of them run even when one fails (each is progress); then the first error
+        is raised."""
+        steps: list[Awaitable[list[Expectation]]] = [
+            *[self._create_podgang(pcs, gang, backend) for gang in decision.create_podgangs],
+            *[
+                self._delete(Kind.PODGANG, workload.podgangs[name], pcs)
+                for name in decision.delete_podgangs
+            ],
+            *[self._update_spec(live, spec) for live, spec in decision.update_specs],
+            *[self._create_pods(pcs, batch, backend) for batch in decision.create_pods],
+            *[self._delete(Kind.POD, workload.pods[name], pcs) for name in decision.delete_pods],
+            *[self._set_initialized(pcs, live, ok) for live, ok in decision.set_initialized],
+            *self._lift_gates(pcs, decision.lift_gates),
+        ]
+        results = await asyncio.gather(*steps, return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        if failures:
+            raise failures[0]
+        return [e for found in results if not isinstance(found, BaseException) for e in found]
+
+    async def _create_podgang(
+        self, pcs: PodCliqueSet, gang: PlannedGang, backend: str
+    ) -> list[Expectation]:
+        """The PodGang with empty references, then at once Initialized=False (PodsPending):
+        the status subresource cannot be written on create."""
+        manifest = _traced(podgang_manifest(gang, pcs, backend))
+        path = PODGANGS.path(pcs.metadata.namespace)
+        created = await self._write(
+            Kind.PODGANG, "create", gang.name, self._send("POST", path, manifest)
+        )
+        if created is None:
+            return [Expectation(Kind.PODGANG, gang.name, "")]
+        live = msgspec.json.decode(msgspec.json.encode(created), type=PodGang)
+        await self.reporter.report(
+            pcs,
+            events.PodGangCreated(**self.reporter.common(pcs), podgang=gang.name, backend=backend),
+            f"PodGang {gang.name} created for {backend}",
+        )
+        written = await self._write(
+            Kind.PODGANG,
+            "status",
+            gang.name,
+            set_podgang_condition(self.kube, created, _initialized(live, False)),
+        )
+        return [Expectation(Kind.PODGANG, gang.name, _version(written or created))]
+
+    async def _delete(self, kind: str, live: PodGang | Pod, pcs: PodCliqueSet) -> list[Expectation]:
+        """Delete the object we decided on, not a namesake created since (uid precondition)."""
+        meta = live.metadata
+        resource = PODGANGS if kind == Kind.PODGANG else PODS
+        body = {"preconditions": {"uid": meta.uid}, "propagationPolicy": "Background"}
+        gang = meta.name if kind == Kind.PODGANG else meta.labels.get(labels.PODGANG, "")
+        call = self._send("DELETE", resource.path(meta.namespace, meta.name), body)
+        await self._write(kind, "delete", gang, call)
+        if kind == Kind.PODGANG:
+            self._writes.pop(gang, None)
+            await self.reporter.report(
+                pcs,
+                events.PodGangDeleted(**self.reporter.common(pcs), podgang=meta.name),
+                f"PodGang {meta.name} deleted: no longer planned",
+            )
+        return [Expectation(kind, meta.name, None)]
+
+    async def _update_spec(self, live: PodGang, spec: PodGangSpec) -> list[Expectation]:
+        """The spec as planned, under the resourceVersion it was decided on (409: someone
+        wrote meanwhile; the retry decides again)."""
+        meta = live.metadata
+        body = {
+            "metadata": {"resourceVersion": meta.resource_version},
+            "spec": merge_patch(to_object(live.spec), to_object(spec)),
+        }
+        call = self._send(
+            "PATCH",
+            PODGANGS.path(meta.namespace, meta.name),
+            body,
+            "application/merge-patch+json",
+        )
+        written = await self._write(Kind.PODGANG, "update", meta.name, call)
+        return [Expectation(Kind.PODGANG, meta.name, _version(written))]
+
+    async def _set_initialized(
+        self, pcs: PodCliqueSet, live: PodGang, ready: bool
+    ) -> list[Expectation]:
+        name = live.metadata.name
+        call = set_podgang_condition(self.kube, to_object(live), _initialized(live, ready))
+        written = await self._write(Kind.PODGANG, "status", name, call)
+        if ready and written is not None:
+            await self.reporter.report(
+                pcs,
+                events.PodGangInitialized(**self.reporter.common(pcs), podgang=name),
+                f"PodGang {name} initialized: every pod exists",
+            )
+        return [Expectation(Kind.PODGANG, name, _version(written))]
+
+    async def _create_pods(
+        self, pcs: PodCliqueSet, batch: PodsToCreate, backend: str
+    ) -> list[Expectation]:
+        """Ask the backend to prepare the gang's missing pods, then create them, gated.
+        Nothing is created unless the backend prepared it."""
+        gang = batch.gang
+        uid = batch.podgang.metadata.uid
+        manifests = [
+            _traced(pod_manifest(gang, group, index, pcs, uid)) for group, index in batch.pods
+        ]
+        prepared = await self._prepare(backend, batch.podgang, manifests)
+        path = PODS.path(pcs.metadata.namespace)
+        created = await asyncio.gather(
+            *[
+                self._write(Kind.POD, "create", gang.name, self._send("POST", path, pod))
+                for pod in prepared
+            ]
+        )
+        names = [pod["metadata"]["name"] for pod in prepared]
+        await self.reporter.report(
+            pcs,
+            events.PodsCreated(**self.reporter.common(pcs), podgang=gang.name, pods=names),
+            f"{len(names)} pods of PodGang {gang.name} created, gated",
+        )
+        return [
+            Expectation(Kind.POD, name, _version(written))
+            for name, written in zip(names, created, strict=True)
+        ]
+
+    async def _prepare(
+        self, backend: str, podgang: PodGang, pods: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """One prepare-pods request per PodGang (split only when it would exceed the
+        server's maximum payload); the answer is checked, never trusted blindly."""
+        subject = self.subjects.backend(backend, BackendOperation.PREPARE_PODS)
+        headers: dict[str, str] = {}
+        tracing.inject(headers)
+        prepared: list[dict[str, Any]] = []
+        for chunk in _chunks(podgang, pods, int(self.nc.max_payload * 0.8)):
+            request = PreparePodsRequest(podgang=podgang, pods=chunk)
+            try:
+                reply = await self.nc.request(
+                    subject, to_json(request), timeout=self.request_timeout, headers=headers
+                )
+            except (NoRespondersError, NatsTimeout, TimeoutError) as exc:
+                raise BackendUnavailable(backend, type(exc).__name__) from exc
+            if reply.headers and _SERVICE_ERROR in reply.headers:
+                raise PrepareFailed(backend, "BackendError", reply.headers[_SERVICE_ERROR])
+            try:
+                answer = msgspec.json.decode(reply.data, type=PreparePodsReply)
+            except msgspec.DecodeError as exc:
+                raise PrepareFailed(backend, "InvalidReply", str(exc)) from exc
+            if not isinstance(answer, PodsPrepared):
+                details = "; ".join(f"{e.field}: {e.reason}" for e in answer.errors)
+                message = f"{answer.message} ({details})" if details else answer.message
+                raise PrepareFailed(backend, answer.reason, message)
+            prepared += _checked(backend, chunk, answer.pods)
+        return prepared
+
+    def _lift_gates(
+        self, pcs: PodCliqueSet, pods: Sequence[Pod]
+    ) -> list[Awaitable[list[Expectation]]]:
+        by_gang: dict[str, list[Pod]] = {}
+        for pod in pods:
+            by_gang.setdefault(pod.metadata.labels.get(labels.PODGANG, ""), []).append(pod)
+        return [
+            self._lift_gang(pcs, gang, gang_pods) for gang, gang_pods in sorted(by_gang.items())
+        ]
+
+    async def _lift_gang(self, pcs: PodCliqueSet, gang: str, pods: list[Pod]) -> list[Expectation]:
+        """Remove our gate, and only ours (a strategic-merge delete of that one entry)."""
+        patch = {
+            "spec": {
+                "schedulingGates": [
+                    {"$patch": "delete", "name": labels.PODGANG_PENDING_CREATION_GATE}
+                ]
+            }
+        }
+        written = await asyncio.gather(
+            *[
+                self._write(
+                    Kind.POD,
+                    "lift-gate",
+                    gang,
+                    self._send(
+                        "PATCH",
+                        PODS.path(pod.metadata.namespace, pod.metadata.name),
+                        patch,
+                        "application/strategic-merge-patch+json",
+                    ),
+                )
+                for pod in pods
+            ]
+        )
+        names = [pod.metadata.name for pod in pods]
+        metrics.WRITES_PER_GANG.observe(self._writes.pop(gang, 0))
+        await self.reporter.report(
+            pcs,
+            events.GatesLifted(**self.reporter.common(pcs), podgang=gang, pods=names),
+            f"scheduling gates lifted on {len(names)} pods of PodGang {gang}",
+        )
+        return [
+            Expectation(Kind.POD, name, _version(found))
+            for name, found in zip(names, written, strict=True)
+        ]
+
+
+def _version(obj: dict[str, Any] | None) -> str:
+    return str((obj or {}).get("metadata", {}).get("resourceVersion", ""))
+
+
+def _chunks(podgang: PodGang, pods: list[dict[str, Any]], limit: int) -> list[list[dict[str, Any]]]:
+    """Pods split so that each request stays under ``limit`` bytes (one chunk if it fits)."""
+    size = len(to_json(PreparePodsRequest(podgang=podgang, pods=pods)))
+    parts = max(1, -(-size // max(limit, 1)))
+    step = max(1, -(-len(pods) // parts))
+    return [pods[i : i + step] for i in range(0, len(pods), step)]
+
+
+def _checked(
+    backend: str, asked: list[dict[str, Any]], answered: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The backend's pods, refused unless they are the pods asked about, in order; our gate
+    is put back if the backend dropped it (a pod is never created ungated)."""
+    if [p.get("metadata", {}).get("name") for p in answered] != [
+        p["metadata"]["name"] for p in asked
+    ]:
+        raise PrepareFailed(backend, "InvalidReply", "prepared pods differ from those asked")
+    gate = {"name": labels.PODGANG_PENDING_CREATION_GATE}
+    for pod in answered:
+        spec = pod.setdefault("spec", {})
+        gates = spec.setdefault("schedulingGates", [])
+        if gate not in gates:
+            gates.append(gate)
+        pod["metadata"]["namespace"] = asked[0]["metadata"]["namespace"]
+    return answered

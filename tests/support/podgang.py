@@ -1,0 +1,112 @@
+"""The podgang service under test, in the test's event loop: started, crashed, restarted."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.resources import PODS
+from gangway_contracts.subjects import Subjects
+from gangway_podgang.service import serve
+from gangway_podgang.settings import PodgangSettings
+from gangway_runtime.kube import Kube
+from tests.integration.watcher.conftest import TEST_LABEL, labelled, only_this_test
+from tests.support.manifests import fixture
+from tests.support.store import running_watcher
+
+
+def workload(
+    namespace: str, name: str, path: str = "podcliquesets/single-clique.yaml"
+) -> dict[str, Any]:
+    """A fixture PodCliqueSet for this test: labelled (and its cliques, so the watcher
+    mirrors the pods made from them), and left to the default scheduler profile."""
+    doc = labelled(fixture(path), namespace, name)
+    for clique in doc["spec"]["template"]["cliques"]:
+        clique["labels"] = {**clique.get("labels", {}), TEST_LABEL: namespace}
+        clique["spec"]["podSpec"].pop("schedulerName", None)
+    return copy.deepcopy(doc)
+
+
+@dataclass
+class Podgang:
+    """One podgang service; ``crash_after`` names a write ("pod:create") after whose
+    first occurrence the service dies, as if killed between two writes."""
+
+    api: ApiClient
+    nc: NatsClient
+    subjects: Subjects
+    config: dict[str, Any]
+    settings: dict[str, Any] = field(default_factory=dict)
+    writes: list[str] = field(default_factory=list)
+    crash_after: str | None = None
+    on_write: Callable[[str], None] | None = None
+    _task: asyncio.Task[None] | None = None
+
+    def _after_write(self, write: str) -> None:
+        self.writes.append(write)
+        if self.on_write is not None:
+            self.on_write(write)
+        if write == self.crash_after and self._task is not None:
+            self.crash_after = None
+            self._task.cancel()
+
+    async def start(self) -> None:
+        settings = PodgangSettings(subject_prefix=self.subjects.prefix, **self.settings)
+        ready = asyncio.Event()
+        self._task = asyncio.create_task(
+            serve(
+                self.nc,
+                self.nc.jetstream(),
+                Kube(self.api),
+                settings,
+                parse_scheduler_config(self.config),
+                ready=ready,
+                after_write=self._after_write,
+            )
+        )
+        waiting = asyncio.create_task(ready.wait())
+        await asyncio.wait({self._task, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        if self._task.done():
+            self._task.result()  # a service that died at start says why
+        assert ready.is_set(), "podgang service not ready after 30s"
+
+    @property
+    def crashed(self) -> bool:
+        return self._task is not None and self._task.done()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+@contextlib.asynccontextmanager
+async def running_podgang(
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    namespace: str,
+    config: dict[str, Any],
+    **settings: Any,
+) -> AsyncIterator[Podgang]:
+    """The service, plus a watcher for what only it reads (this test's pods);
+    the backend's watcher (tests.support.backends) mirrors PodCliqueSets and PodGangs."""
+    resources = [only_this_test(PODS, namespace)]
+    service = Podgang(api, nc, subjects, config, settings)
+    async with running_watcher(api, nc.jetstream(), subjects, resources):
+        await service.start()
+        try:
+            yield service
+        finally:
+            await service.stop()
