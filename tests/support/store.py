@@ -14,7 +14,7 @@ from nats.js import JetStreamContext
 
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import MirroredResource
-from gangway_contracts.subjects import Subjects
+from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Subjects
 from gangway_runtime.kube import Kube
 from gangway_runtime.objects import last_per_subject
 from gangway_runtime.streams import ensure_streams
@@ -97,3 +97,29 @@ async def running_watcher(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def dead_letters(js: JetStreamContext, subjects: Subjects) -> list[tuple[str, str]]:
+    """(source subject, error) of every dead letter under this test's prefix."""
+    info = await js.stream_info(subjects.deadletter_stream)
+    found: list[tuple[str, str]] = []
+    if not info.state.messages:
+        return found
+    for seq in range(info.state.first_seq, info.state.last_seq + 1):
+        msg = await js.get_msg(subjects.deadletter_stream, seq)
+        headers = msg.headers or {}
+        found.append((headers[SOURCE_SUBJECT_HEADER], headers[ERROR_HEADER]))
+    return found
+
+
+async def journal(js: JetStreamContext, subjects: Subjects, namespace: str, pcs: str) -> list[str]:
+    """The event types journaled for one workload, in order."""
+    info = await js.stream_info(subjects.journal_stream)
+    found: list[str] = []
+    if not info.state.messages:
+        return found
+    for seq in range(info.state.first_seq, info.state.last_seq + 1):
+        msg = await js.get_msg(subjects.journal_stream, seq)
+        if msg.subject.startswith(subjects.journal(namespace, pcs, "")):
+            found.append(msg.subject.rsplit(".", 1)[-1])
+    return found

@@ -4,6 +4,7 @@ its condition, failures are retried or dead-lettered, requests are answered."""
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -15,8 +16,6 @@ from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateReply, ValidateRequest
 from gangway_contracts.subjects import (
-    ERROR_HEADER,
-    SOURCE_SUBJECT_HEADER,
     BackendOperation,
     Kind,
     ObjectKey,
@@ -25,7 +24,7 @@ from gangway_contracts.subjects import (
 from tests.integration.watcher.conftest import podcliqueset, podgang
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.kube import server_side_apply
-from tests.support.store import eventually
+from tests.support.store import dead_letters, eventually
 from tests.support.stub_backend import NAME, StubBackend
 
 CONFIG = {"profiles": [{"name": NAME, "external": True}]}
@@ -81,16 +80,9 @@ async def test_bad_and_hopeless_messages_are_dead_lettered(
             lambda: condition(api, namespace, "gang-after"), lambda c: c.get("status") == "True"
         )
 
-        async def dead_letters() -> list[tuple[str, str]]:
-            info = await js.stream_info(subjects.deadletter_stream)
-            found = []
-            for seq in range(info.state.first_seq, info.state.last_seq + 1):
-                msg = await js.get_msg(subjects.deadletter_stream, seq)
-                headers = msg.headers or {}
-                found.append((headers[SOURCE_SUBJECT_HEADER], headers[ERROR_HEADER]))
-            return found
-
-        letters = await eventually(dead_letters, lambda d: len(d) == 2, within=30)
+        letters = await eventually(
+            partial(dead_letters, js, subjects), lambda d: len(d) == 2, within=30
+        )
     by_subject = dict(letters)
     assert "malformed record" in by_subject[junk]
     broken = subjects.object(ObjectKey(Kind.PODGANG, NAME, namespace, "broken-x"))

@@ -4,6 +4,7 @@ answering prepare-pods: GREP-375's flow from a PodCliqueSet to pods the schedule
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -12,12 +13,12 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_contracts import labels
-from gangway_contracts.subjects import Subjects
+from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_runtime.kube import Kube
-from tests.support.backends import running_backend
+from tests.support.backends import live, running_backend
 from tests.support.kube import server_side_apply
 from tests.support.podgang import Podgang, running_podgang, workload
-from tests.support.store import eventually
+from tests.support.store import dead_letters, eventually, journal
 from tests.support.stub_backend import NAME, StubBackend
 
 CONFIG = {"profiles": [{"name": NAME, "external": True, "default": True}]}
@@ -81,3 +82,133 @@ async def test_a_podcliqueset_becomes_an_initialized_gang_of_prepared_ungated_po
         assert pod["spec"]["schedulerName"] == NAME  # prepared by the backend
         owner = pod["metadata"]["ownerReferences"][0]
         assert (owner["kind"], owner["uid"]) == ("PodGang", gang["metadata"]["uid"])
+
+
+async def test_each_step_is_journaled_and_told_on_the_podcliqueset(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, gangway: Podgang
+) -> None:
+    await server_side_apply(api, workload(namespace, "trainer"), namespace)
+    steps = ["PodGangPlanned", "PodGangCreated", "PodsCreated", "PodGangInitialized", "GatesLifted"]
+    js = nc.jetstream()
+    found = await eventually(
+        partial(journal, js, subjects, namespace, "trainer"), lambda j: "GatesLifted" in j
+    )
+    ours = [step for step in found if step in steps]
+    assert ours == steps
+    assert "BackendSynced" in found  # the backend's own entry, in the same timeline
+    events = await objects(api, namespace, "/apis/events.k8s.io/v1/namespaces/{ns}/events")
+    reasons = {e["reason"] for e in events.values() if e["regarding"]["name"] == "trainer"}
+    assert set(steps[1:]) <= reasons
+
+    pcs = await live(api, workload(namespace, "trainer"), namespace)
+    status = pcs["status"]
+    assert condition(pcs, "PodGangsReady")["status"] == "True"
+    assert condition(pcs, "FeaturesSupported")["status"] == "True"
+    assert condition(pcs, "BackendAvailable")["status"] == "True"
+    assert status["observedGeneration"] == pcs["metadata"]["generation"]
+    assert status["podGangStatuses"] == [{"name": "trainer-0", "phase": "Pending"}]
+
+
+async def bind(api: ApiClient, namespace: str, pod: str, node: str = "node-1") -> None:
+    """What the scheduler does: bind the pod to a node (none runs in the test cluster)."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+    await Kube(api).request("POST", f"/api/v1/namespaces/{namespace}/pods/{pod}/binding", body=body)
+
+
+async def test_scaled_gangs_wait_until_their_base_gang_is_scheduled(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    pcs = workload(namespace, "llama", "podcliquesets/disaggregated-inference.yaml")
+    pcs["spec"]["replicas"] = 1
+    await server_side_apply(api, pcs, namespace)
+    base, scaled = "llama-0", ["llama-0-prefill-0", "llama-0-prefill-1", "llama-0-decode-0"]
+
+    def by_gang(found: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for pod in found.values():
+            grouped.setdefault(pod["metadata"]["labels"][labels.PODGANG], []).append(pod)
+        return grouped
+
+    def base_lifted(found: dict[str, dict[str, Any]]) -> bool:
+        grouped = by_gang(found)
+        return base in grouped and not any(map(gated, grouped[base]))
+
+    found = await eventually(partial(pods, api, namespace), base_lifted)
+    gangs = await podgangs(api, namespace)
+    assert sorted(gangs) == sorted([base, *scaled])
+    for name in scaled:  # initialized and synced, yet held back
+        assert condition(gangs[name], labels.INITIALIZED)["status"] == "True"
+        assert all(map(gated, by_gang(found)[name]))
+    pcs_live = await eventually(
+        partial(live, api, pcs, namespace),
+        lambda p: condition(p, "PodGangsReady").get("reason") == "WaitingForBaseGang",
+    )
+    assert condition(pcs_live, "PodGangsReady")["status"] == "False"
+
+    for pod in by_gang(found)[base]:
+        await bind(api, namespace, pod["metadata"]["name"])
+    found = await eventually(
+        partial(pods, api, namespace), lambda f: not any(map(gated, f.values()))
+    )
+    pcs_live = await eventually(
+        partial(live, api, pcs, namespace),
+        lambda p: condition(p, "PodGangsReady").get("status") == "True",
+    )
+    assert pcs_live["status"]["availableReplicas"] == 1
+
+
+async def test_scaling_replicas_up_and_down_adds_and_removes_whole_gangs(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    pcs = workload(namespace, "trainer")
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 4)
+
+    pcs["spec"]["replicas"] = 2
+    await server_side_apply(api, pcs, namespace)
+    found = await eventually(
+        partial(pods, api, namespace),
+        lambda f: len(f) == 8 and not any(map(gated, f.values())),
+    )
+    assert sorted(await podgangs(api, namespace)) == ["trainer-0", "trainer-1"]
+    assert {p["metadata"]["labels"][labels.PODGANG] for p in found.values()} == {
+        "trainer-0",
+        "trainer-1",
+    }
+
+    pcs["spec"]["replicas"] = 1
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(podgangs, api, namespace), lambda g: sorted(g) == ["trainer-0"])
+    # The garbage collector takes the removed gang's pods with it.
+    found = await eventually(partial(pods, api, namespace), lambda f: len(f) == 4)
+    assert all(name.startswith("trainer-0-") for name in found)
+
+
+async def test_deleting_the_podcliqueset_deletes_its_gangs_and_pods(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    pcs = workload(namespace, "trainer")
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 4)
+    await Kube(api).request(
+        "DELETE", f"/apis/grove.io/v1alpha1/namespaces/{namespace}/podcliquesets/trainer"
+    )
+    await eventually(partial(podgangs, api, namespace), lambda g: not g)
+    await eventually(partial(pods, api, namespace), lambda f: not f)
+
+
+async def test_a_malformed_message_goes_to_dead_letter_and_the_service_goes_on(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, gangway: Podgang
+) -> None:
+    js = nc.jetstream()
+    junk = subjects.object(ObjectKey(Kind.POD, "", namespace, "junk"))
+    await js.publish(junk, b"{not json")
+    await server_side_apply(api, workload(namespace, "trainer"), namespace)
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 4)
+    letters = dict(await eventually(partial(dead_letters, js, subjects), bool))
+    assert "malformed record" in letters[junk]

@@ -65,10 +65,13 @@ class _Known:
     backend_available: dict[WorkloadKey, Condition] = field(default_factory=dict)
     # The generation whose features the backend last judged, and its verdict.
     features: dict[WorkloadKey, tuple[int, Condition]] = field(default_factory=dict)
+    # The generation last journaled as planned (once per generation, not per reconcile).
+    planned: dict[WorkloadKey, int] = field(default_factory=dict)
 
     def forget(self, key: WorkloadKey) -> None:
         self.backend_available.pop(key, None)
         self.features.pop(key, None)
+        self.planned.pop(key, None)
 
 
 class Reconciler:
@@ -130,8 +133,8 @@ class Reconciler:
         step = self._decide(key)
         while step is not None and not step.decision.done and rounds < self.max_rounds:
             rounds += 1
-            if rounds == 1 and _new_generation(step.pcs):
-                await self._planned(step)
+            if rounds == 1:
+                await self._planned(key, step)
             expected = await self._apply(key, step)
             if not await self._mirrored(key, expected):
                 log.warning("%s/%s: own writes not mirrored after %.0fs", *key, self.wait_seconds)
@@ -170,7 +173,14 @@ class Reconciler:
     def _condition(self, step: Step, type_: str, ok: bool, reason: str, message: str) -> Condition:
         return progress.condition(step.pcs, type_, ok, reason, message, at=now())
 
-    async def _planned(self, step: Step) -> None:
+    async def _planned(self, key: WorkloadKey, step: Step) -> None:
+        generation = step.pcs.metadata.generation
+        status = step.pcs.status
+        if self._known.planned.get(key) == generation or (
+            status is not None and status.observed_generation == generation
+        ):
+            return
+        self._known.planned[key] = generation
         names = [gang.name for gang in step.plan.gangs]
         event = events.PodGangPlanned(**self.reporter.common(step.pcs), podgangs=names)
         await self.reporter.journal(event)
@@ -256,7 +266,3 @@ class Reconciler:
 def _topology_name(pcs: PodCliqueSet) -> str | None:
     topology = pcs.spec.template.topology_constraint
     return topology.topology_name if topology else None
-
-
-def _new_generation(pcs: PodCliqueSet) -> bool:
-    return pcs.status is None or pcs.status.observed_generation != pcs.metadata.generation
