@@ -119,7 +119,7 @@ async def journal(js: JetStreamContext, subjects: Subjects, namespace: str, pcs:
     if not info.state.messages:
         return found
     for seq in range(info.state.first_seq, info.state.last_seq + 1):
-        msg = await js.get_msg(subjects.journal_stream, seq)
-        if msg.subject.startswith(subjects.journal(namespace, pcs, "")):
-            found.append(msg.subject.rsplit(".", 1)[-1])
+        subject = (await js.get_msg(subjects.journal_stream, seq)).subject or ""
+        if subject.startswith(subjects.journal(namespace, pcs, "")):
+            found.append(subject.rsplit(".", 1)[-1])
     return found
