@@ -19,6 +19,7 @@ from gangway_contracts import labels
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.resources import mirrored_resources
 from gangway_contracts.subjects import Kind, Subjects
+from gangway_runtime import tasks
 from gangway_runtime.kube import Kube, KubeError
 from tests.integration.watcher.conftest import only_this_test
 from tests.support.kube import resource_path
@@ -56,9 +57,7 @@ async def running_backend(
             assert ready.is_set(), "backend not serving after 30s"
             yield backend
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await tasks.stop(task)
 
 
 async def live(api: ApiClient, doc: dict[str, Any], namespace: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from gangway_contracts.resources import PODS
 from gangway_contracts.subjects import Subjects
 from gangway_podgang.service import serve
 from gangway_podgang.settings import PodgangSettings
+from gangway_runtime import tasks
 from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import TEST_LABEL, labelled, only_this_test
 from tests.support.manifests import fixture
@@ -33,6 +34,10 @@ def workload(
         clique["labels"] = {**clique.get("labels", {}), TEST_LABEL: namespace}
         clique["spec"]["podSpec"].pop("schedulerName", None)
     return copy.deepcopy(doc)
+
+
+class Killed(BaseException):
+    """The service dies here: nothing in it catches a BaseException, so it ends at once."""
 
 
 @dataclass
@@ -54,11 +59,12 @@ class Podgang:
         self.writes.append(write)
         if self.on_write is not None:
             self.on_write(write)
-        if write == self.crash_after and self._task is not None:
+        if write == self.crash_after:
             self.crash_after = None
-            self._task.cancel()
+            raise Killed(write)
 
     async def start(self) -> None:
+        self._forget()
         settings = PodgangSettings(subject_prefix=self.subjects.prefix, **self.settings)
         ready = asyncio.Event()
         self._task = asyncio.create_task(
@@ -85,10 +91,16 @@ class Podgang:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+            await tasks.stop(self._task)
+            self._forget()
+
+    def _forget(self) -> None:
+        """Drop the ended task; a failure other than the crash asked for is raised."""
+        task, self._task = self._task, None
+        if task is not None and task.done() and not task.cancelled():
+            error = task.exception()
+            if error is not None and not isinstance(error, Killed):
+                raise error
 
 
 @contextlib.asynccontextmanager

@@ -15,6 +15,7 @@ from nats.js import JetStreamContext
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import MirroredResource
 from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Subjects
+from gangway_runtime import tasks
 from gangway_runtime.kube import Kube
 from gangway_runtime.objects import last_per_subject
 from gangway_runtime.streams import ensure_streams
@@ -94,9 +95,7 @@ async def running_watcher(
         await eventually(synced, bool)
         yield watcher
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await tasks.stop(task)
 
 
 async def dead_letters(js: JetStreamContext, subjects: Subjects) -> list[tuple[str, str]]:

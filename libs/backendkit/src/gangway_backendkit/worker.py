@@ -17,7 +17,6 @@ from typing import Any
 
 import msgspec
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from opentelemetry import trace
@@ -95,7 +94,7 @@ class PodGangWorker:
             while True:
                 try:
                     batch = await sub.fetch(self.settings.fetch_batch, timeout=5)
-                except NatsTimeout:
+                except TimeoutError:  # nats-py's, or asyncio's on a late reply
                     continue
                 for msg in batch:
                     await self._slots.acquire()

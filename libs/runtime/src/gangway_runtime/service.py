@@ -13,7 +13,7 @@ from typing import Any
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
-from gangway_runtime import bus
+from gangway_runtime import bus, tasks
 from gangway_runtime.kube import Kube, api_client
 from gangway_runtime.probes import Probes
 from gangway_runtime.settings import ServiceSettings, configure_logging
@@ -66,11 +66,16 @@ def run(main: Callable[[], Coroutine[Any, Any, None]], log_level: str = "INFO") 
 
     async def supervise() -> None:
         task = asyncio.create_task(main())
+        asked_to_stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+            loop.add_signal_handler(sig, asked_to_stop.set)
+        waiting = asyncio.create_task(asked_to_stop.wait())
+        await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        await tasks.stop(task)
+        if not task.cancelled():
+            task.result()  # CannotStart, or the failure that ended it
         log.info("stopped")
 
     try:

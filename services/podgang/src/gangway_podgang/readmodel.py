@@ -1,7 +1,7 @@
 """The podgang service's read model: every PodCliqueSet, PodGang, Pod and topology binding,
 kept in memory from the OBJECTS stream and grouped by the PodCliqueSet they belong to.
 
-An ordered consumer replays the stream from the start and then follows it, so the model is
+A consumer of its own replays the stream from the start and then follows it, so the model is
 the store's state as of the last stream sequence applied. A handler that took a message with
 sequence ``s`` waits for :meth:`ReadModel.caught_up` to reach ``s`` before it decides: it then
 sees at least what the message said. After writing, the reconciler waits for its own writes
@@ -11,26 +11,32 @@ to come back (:meth:`ReadModel.wait_until`), so its next decision does not repea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
 from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from gangway_contracts import labels
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
+from gangway_runtime import tasks
 
 log = logging.getLogger(__name__)
 
 # The PodCliqueSet a workload is about: (namespace, name).
 WorkloadKey = tuple[str, str]
 KINDS = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD, Kind.CLUSTERTOPOLOGYBINDING)
+_BATCH = 1000
+# The server drops the consumer this long after the service stops asking.
+_INACTIVE_SECONDS = 60.0
 
 
 @dataclass
@@ -61,7 +67,7 @@ class ReadModel:
         # Where each object was filed, so a delete (or a changed label) finds it.
         self._filed: dict[tuple[str, str, str], WorkloadKey] = {}
         self._changed = asyncio.Event()
-        self._sub: JetStreamContext.PushSubscription | None = None
+        self._task: asyncio.Task[None] | None = None
         self.sequence = 0  # the last stream sequence applied
         self.start_sequence = 0  # the stream's last sequence when the model started
 
@@ -71,27 +77,62 @@ class ReadModel:
     async def start(self) -> None:
         info = await self._js.stream_info(self._subjects.objects_stream)
         self.start_sequence = info.state.last_seq
-        self._sub = await self._js.subscribe(
-            self._subjects.objects_root + ".>",
-            stream=self._subjects.objects_stream,
-            ordered_consumer=True,
-            cb=self._on_message,
-            config=ConsumerConfig(
-                deliver_policy=DeliverPolicy.ALL, filter_subjects=self.filter_subjects()
-            ),
-        )
+        self._task = asyncio.create_task(self._follow(), name="read model")
 
     async def stop(self) -> None:
-        if self._sub is not None:
-            await self._sub.unsubscribe()
-            self._sub = None
+        if self._task is not None:
+            await tasks.stop(self._task)
+            self._task = None
+
+    async def _follow(self) -> None:
+        """Read the stream in order, for ever. The consumer is ours alone (no acks, in
+        memory); if it is lost (a server restart, a network cut), a new one resumes right
+        after the last sequence applied, so nothing is skipped or applied twice."""
+        while True:
+            start = (
+                {
+                    "deliver_policy": DeliverPolicy.BY_START_SEQUENCE,
+                    "opt_start_seq": self.sequence + 1,
+                }
+                if self.sequence
+                else {"deliver_policy": DeliverPolicy.ALL}
+            )
+            config = ConsumerConfig(
+                ack_policy=AckPolicy.NONE,
+                filter_subjects=self.filter_subjects(),
+                inactive_threshold=_INACTIVE_SECONDS,
+                mem_storage=True,
+                **start,
+            )
+            try:
+                sub = await self._js.pull_subscribe(
+                    self._subjects.objects_root + ".>",
+                    stream=self._subjects.objects_stream,
+                    config=config,
+                )
+                try:
+                    while True:
+                        try:
+                            batch = await sub.fetch(_BATCH, timeout=1)
+                        except (
+                            TimeoutError
+                        ):  # nats-py raises its own or asyncio's, depending on timing
+                            continue
+                        for msg in batch:
+                            self._on_message(msg)
+                finally:
+                    with contextlib.suppress(Exception):
+                        await sub.unsubscribe()
+            except (NatsError, OSError) as exc:
+                log.warning("read model: %s; resuming after sequence %d", exc, self.sequence)
+                await asyncio.sleep(1)
 
     @property
     def loaded(self) -> bool:
         """Everything the stream held at start has been applied (the readiness probe)."""
         return self.sequence >= self.start_sequence
 
-    async def _on_message(self, msg: Msg) -> None:
+    def _on_message(self, msg: Msg) -> None:
         try:
             key = self._subjects.parse_object(msg.subject)
             record = msgspec.json.decode(msg.data, type=ObjectRecord)
@@ -175,7 +216,8 @@ class ReadModel:
             if remaining <= 0:
                 return False
             try:
-                await asyncio.wait_for(self._changed.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._changed.wait()
             except TimeoutError:
                 return done()
         return True

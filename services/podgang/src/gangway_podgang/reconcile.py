@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import msgspec
 from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
-from nats.errors import TimeoutError as NatsTimeout
 from opentelemetry import trace
 
 from gangway_contracts import events
@@ -131,6 +130,7 @@ class Reconciler:
     async def _reconcile(self, key: WorkloadKey) -> Outcome:
         rounds = 0
         step = self._decide(key)
+        log.debug("%s/%s: reconcile, done=%s", *key, step and step.decision.done)
         while step is not None and not step.decision.done and rounds < self.max_rounds:
             rounds += 1
             if rounds == 1:
@@ -244,7 +244,7 @@ class Reconciler:
         try:
             reply = await self.nc.request(subject, to_json(request), timeout=self.request_timeout)
             verdict = msgspec.json.decode(reply.data, type=ValidateReply)
-        except (NoRespondersError, NatsTimeout, TimeoutError, msgspec.DecodeError) as exc:
+        except (NoRespondersError, TimeoutError, msgspec.DecodeError) as exc:
             log.info("%s/%s: no feature verdict from %s: %s", *key, step.backend, exc)
             return None
         found = self._verdict(step, verdict)

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 import aiohttp
 import msgspec
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
@@ -36,6 +36,7 @@ from gangway_podgang.readmodel import ReadModel, WorkloadKey, workload_of
 from gangway_podgang.reconcile import Outcome
 from gangway_podgang.settings import PodgangSettings
 from gangway_podgang.writes import BackendUnavailable, PrepareFailed
+from gangway_runtime import tasks
 from gangway_runtime.kube import KubeError
 from gangway_runtime.work import backoff, dead_letter
 
@@ -48,9 +49,7 @@ def retryable(exc: BaseException) -> bool:
     """Will trying again, later, help? Then there is no limit on the attempts."""
     if isinstance(exc, KubeError):
         return exc.transient
-    return isinstance(
-        exc, BackendUnavailable | PrepareFailed | aiohttp.ClientError | TimeoutError | NatsTimeout
-    )
+    return isinstance(exc, BackendUnavailable | PrepareFailed | aiohttp.ClientError | TimeoutError)
 
 
 class KeyQueue:
@@ -131,26 +130,34 @@ class PodgangWorker:
     async def run(self) -> None:
         if self._sub is None:
             await self.subscribe()
-        async with asyncio.TaskGroup() as group:
-            group.create_task(self._fetch(), name="fetch")
-            group.create_task(self._resync(), name="resync")
-            for i in range(self.settings.workers):
-                group.create_task(self._work(), name=f"worker {i}")
+        workers = [self._work() for _ in range(self.settings.workers)]
+        await tasks.run_together(self._fetch(), self._resync(), *workers)
 
     async def _fetch(self) -> None:
+        """Take messages for ever; a lost consumer (server restart) is bound again."""
+        try:
+            while True:
+                await self._fetch_once()
+        finally:
+            if self._sub is not None:
+                with contextlib.suppress(Exception):
+                    await self._sub.unsubscribe()
+
+    async def _fetch_once(self) -> None:
         sub = self._sub
         assert sub is not None
         try:
-            while True:
-                try:
-                    batch = await sub.fetch(self.settings.fetch_batch, timeout=5)
-                except NatsTimeout:
-                    continue
-                for msg in batch:
-                    await self._take(msg)
-        finally:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
+            batch = await sub.fetch(self.settings.fetch_batch, timeout=5)
+        except TimeoutError:  # nats-py's, or asyncio's on a late reply
+            return
+        except NatsError as exc:
+            log.warning("consumer %s: %s; binding again", self.durable, exc)
+            await asyncio.sleep(1)
+            with contextlib.suppress(NatsError):
+                await self.subscribe()
+            return
+        for msg in batch:
+            await self._take(msg)
 
     async def _take(self, msg: Msg) -> None:
         try:
@@ -165,6 +172,7 @@ class PodgangWorker:
         if not workload[1]:
             await msg.ack()  # a PodGang or pod no PodCliqueSet claims
             return
+        log.debug("%s: %s/%s", msg.subject, *workload)
         self.queue.add(workload, msg)
 
     async def _resync(self) -> None:

@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 import msgspec
 from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
-from nats.errors import TimeoutError as NatsTimeout
 
 from gangway_contracts import events, labels
 from gangway_contracts.codec import to_json, to_object
@@ -320,7 +319,7 @@ class Actuator:
                 reply = await self.nc.request(
                     subject, to_json(request), timeout=self.request_timeout, headers=headers
                 )
-            except (NoRespondersError, NatsTimeout, TimeoutError) as exc:
+            except (NoRespondersError, TimeoutError) as exc:
                 raise BackendUnavailable(backend, type(exc).__name__) from exc
             if reply.headers and _SERVICE_ERROR in reply.headers:
                 raise PrepareFailed(backend, "BackendError", reply.headers[_SERVICE_ERROR])
