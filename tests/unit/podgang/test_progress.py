@@ -1,0 +1,87 @@
+"""What a PodCliqueSet's status says, from the plan and the read model."""
+
+from __future__ import annotations
+
+from gangway_contracts import labels
+from gangway_contracts.codec import from_object
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.pods import Pod
+from gangway_podgang import progress
+from gangway_podgang.manifests import all_references, podgang_spec
+from gangway_podgang.plan import plan_podgangs
+from tests.support.manifests import fixture
+from tests.unit.podgang.test_decide import with_condition
+
+AT = "2026-01-01T00:00:00Z"
+
+
+def inference() -> PodCliqueSet:
+    doc = fixture("podcliquesets/disaggregated-inference.yaml")
+    doc["spec"]["replicas"] = 1
+    doc["metadata"]["generation"] = 3
+    return from_object(doc, PodCliqueSet)
+
+
+def everything_exists(
+    pcs: PodCliqueSet, gated: bool, bound: bool
+) -> tuple[dict[str, PodGang], dict[str, Pod]]:
+    plan = plan_podgangs(pcs)
+    podgangs, pods = {}, {}
+    for gang in plan.gangs:
+        spec = podgang_spec(gang, "ml", None, all_references(gang, "ml"))
+        meta = {"name": gang.name, "generation": 1}
+        live = from_object({"metadata": meta, "spec": spec}, PodGang)
+        live = with_condition(live, labels.INITIALIZED, True)
+        podgangs[gang.name] = with_condition(live, labels.BACKEND_SYNCED, True)
+        for _, _, name in gang.pods:
+            spec_view: dict[str, object] = {}
+            if gated:
+                spec_view["schedulingGates"] = [{"name": labels.PODGANG_PENDING_CREATION_GATE}]
+            if bound and gang.is_base:
+                spec_view["nodeName"] = "n1"
+            pods[name] = from_object(
+                {
+                    "metadata": {"name": name, "labels": {labels.PODGANG: gang.name}},
+                    "spec": spec_view,
+                },
+                Pod,
+            )
+    return podgangs, pods
+
+
+def test_nothing_yet_means_pending_gangs() -> None:
+    pcs = inference()
+    ready = progress.gangs_ready(pcs, plan_podgangs(pcs), {}, {}, backend="kai-scheduler", at=AT)
+    assert (ready.status, ready.reason) == ("False", "PodGangsPending")
+    assert ready.observed_generation == 3
+
+
+def test_scaled_gangs_held_back_say_they_wait_for_the_base_gang() -> None:
+    pcs = inference()
+    podgangs, pods = everything_exists(pcs, gated=True, bound=False)
+    ready = progress.gangs_ready(pcs, plan_podgangs(pcs), podgangs, pods, backend="b", at=AT)
+    assert (ready.status, ready.reason) == ("False", "WaitingForBaseGang")
+
+
+def test_all_lifted_is_ready_and_counts_the_available_replica() -> None:
+    pcs = inference()
+    plan = plan_podgangs(pcs)
+    podgangs, pods = everything_exists(pcs, gated=False, bound=True)
+    ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
+    assert (ready.status, ready.reason) == ("True", "Ready")
+    counts = progress.counts(pcs, plan, podgangs, pods)
+    assert (counts["replicas"], counts["availableReplicas"], counts["updatedReplicas"]) == (1, 1, 1)
+    assert counts["observedGeneration"] == 3
+
+
+def test_a_status_that_would_not_change_is_not_written() -> None:
+    pcs = inference()
+    plan = plan_podgangs(pcs)
+    podgangs, pods = everything_exists(pcs, gated=False, bound=True)
+    ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
+    fields = progress.counts(pcs, plan, podgangs, pods)
+    change = progress.status_change(fields, [ready])
+    written = change({})
+    assert written is not None
+    later = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at="2026-02-02T00:00:00Z")
+    assert progress.status_change(fields, [later])(written) is None

@@ -1,0 +1,119 @@
+"""The pure parts of carrying out a decision: spec patches, prepare-pods chunks, what a
+backend's answer must be, and when a write counts as mirrored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gangway_contracts import labels
+from gangway_contracts.grove import PodGang, PodGangSpec
+from gangway_contracts.k8s import ObjectMeta
+from gangway_contracts.pods import Pod
+from gangway_contracts.subjects import Kind
+from gangway_podgang.readmodel import Workload
+from gangway_podgang.writes import Expectation, PrepareFailed, _checked, _chunks, merge_patch
+
+GATE = {"name": labels.PODGANG_PENDING_CREATION_GATE}
+
+# JSON documents as the API server stores them: no nulls (a null means "remove").
+scalars = st.one_of(st.booleans(), st.integers(), st.text(max_size=5))
+documents = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abcd"), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+objects = st.dictionaries(st.sampled_from("abcdef"), documents, max_size=5)
+
+
+def apply_merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386, as the API server applies application/merge-patch+json."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = apply_merge_patch(result.get(key), value)
+    return result
+
+
+@given(objects, objects)
+def test_a_spec_patch_turns_the_live_spec_into_the_planned_one(old: Any, new: Any) -> None:
+    assert apply_merge_patch(old, merge_patch(old, new)) == new
+
+
+@given(objects)
+def test_an_unchanged_spec_patches_nothing(spec: Any) -> None:
+    assert merge_patch(spec, spec) == {}
+
+
+def pod(name: str, size: int = 10) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ml"}, "spec": {"x": "y" * size}}
+
+
+PODGANG = PodGang(metadata=ObjectMeta(name="g", namespace="ml"), spec=PodGangSpec(podgroups=[]))
+
+
+@given(st.integers(1, 40), st.integers(200, 20_000))
+def test_prepare_requests_split_only_to_fit_and_keep_every_pod_in_order(
+    count: int, limit: int
+) -> None:
+    pods = [pod(f"p-{i}", 100) for i in range(count)]
+    chunks = _chunks(PODGANG, pods, limit)
+    assert [p for chunk in chunks for p in chunk] == pods
+    if len(chunks) > 1:
+        assert all(len(chunk) < count for chunk in chunks)
+
+
+def test_a_gang_that_fits_is_one_request() -> None:
+    pods = [pod(f"p-{i}") for i in range(100)]
+    assert len(_chunks(PODGANG, pods, 1 << 20)) == 1
+
+
+def test_the_backends_answer_must_be_the_pods_asked_about() -> None:
+    asked = [pod("a"), pod("b")]
+    with pytest.raises(PrepareFailed, match="differ"):
+        _checked("kai-scheduler", asked, [pod("b"), pod("a")])
+    with pytest.raises(PrepareFailed, match="differ"):
+        _checked("kai-scheduler", asked, [pod("a")])
+
+
+def test_a_pod_is_never_created_without_our_gate() -> None:
+    answered = [pod("a"), {**pod("b"), "spec": {"schedulingGates": [GATE]}}]
+    checked = _checked("kai-scheduler", [pod("a"), pod("b")], answered)
+    assert all(p["spec"]["schedulingGates"] == [GATE] for p in checked)
+
+
+def live_pod(name: str, version: str, deleting: bool = False) -> Pod:
+    meta = ObjectMeta(
+        name=name,
+        resource_version=version,
+        deletion_timestamp="2026-01-01T00:00:00Z" if deleting else None,
+    )
+    return Pod(metadata=meta)
+
+
+@pytest.mark.parametrize(
+    ("expected", "pods", "met"),
+    [
+        (Expectation(Kind.POD, "a", "12"), {}, False),
+        (Expectation(Kind.POD, "a", "12"), {"a": live_pod("a", "11")}, False),
+        (Expectation(Kind.POD, "a", "12"), {"a": live_pod("a", "12")}, True),
+        (Expectation(Kind.POD, "a", "12"), {"a": live_pod("a", "30")}, True),
+        (Expectation(Kind.POD, "a", ""), {"a": live_pod("a", "1")}, True),
+        (Expectation(Kind.POD, "a", None), {}, True),
+        (Expectation(Kind.POD, "a", None), {"a": live_pod("a", "5", deleting=True)}, True),
+        (Expectation(Kind.POD, "a", None), {"a": live_pod("a", "5")}, False),
+    ],
+)
+def test_a_write_is_mirrored_once_the_model_shows_it_or_something_newer(
+    expected: Expectation, pods: dict[str, Pod], met: bool
+) -> None:
+    assert expected.met(Workload(pods=pods)) is met
