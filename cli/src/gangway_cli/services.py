@@ -22,8 +22,9 @@ BACKEND_MODULES: Final = {
 
 def services_for(config: SchedulerConfig) -> list[tuple[str, str]]:
     """(name, module) of every service to run for a configuration, in start order: the
-    watcher first (everyone reads its mirror), then one backend per enabled profile."""
-    found = [("watcher", "gangway_watcher")]
+    watcher first (everyone reads its mirror), the podgang service, then one backend per
+    enabled profile."""
+    found = [("watcher", "gangway_watcher"), ("podgang", "gangway_podgang")]
     found += [
         (f"backend-{name}", BACKEND_MODULES[name])
         for name in config.enabled

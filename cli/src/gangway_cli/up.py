@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         say("Services:")
         for name, port in services.ports.items():
             say(f"  {name}: http://127.0.0.1:{port}/metrics, log {cp.workdir / 'logs' / name}.log")
-        say("  (podgang and admission join as they land)")
+        say("  (admission joins when it lands)")
         say("Try, in another shell:")
         for key in ("KUBECONFIG", "NATS_URL"):
             say(f"  export {key}={shlex.quote(env[key])}")

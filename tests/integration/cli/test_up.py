@@ -13,10 +13,12 @@ import nats
 
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime.kube import api_client
-from tests.integration.watcher.conftest import labelled, podcliqueset, podgang
+from tests.integration.podgang.test_flow import gated, pods
+from tests.integration.watcher.conftest import labelled, podgang
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import fixture
+from tests.support.podgang import workload
 from tests.support.store import eventually, holds, stored
 
 INFERENCE = "podcliquesets/disaggregated-inference.yaml"
@@ -45,9 +47,20 @@ async def test_up_runs_watcher_and_backends_and_stops_on_ctrl_c(tmp_path: Path) 
         async with await api_client(Path(env["KUBECONFIG"])) as api:
             ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}
             await server_side_apply(api, ns, "")
-            await server_side_apply(api, podcliqueset("demo", "trainer"), "demo")
-            # The backends run: default-scheduler (gang scheduling on) keeps a Workload per
-            # PodGang, kai-scheduler a KAI PodGroup (its queue from the PodCliqueSet).
+            # The whole flow on the default scheduler with gang scheduling: PodGang, its
+            # Workload, prepared pods, gates lifted once the Workload exists.
+            await server_side_apply(api, workload("demo", "trainer"), "demo")
+            workload_api = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload"}
+            trainer_workload = {**workload_api, "metadata": {"name": "trainer-0"}}
+            await eventually(partial(live, api, trainer_workload, "demo"), bool)
+            trainer_pods = await eventually(
+                partial(pods, api, "demo"),
+                lambda f: len(f) == 4 and not any(map(gated, f.values())),
+            )
+            assert all(p["spec"]["schedulingGroup"] for p in trainer_pods.values())
+            # Each backend keeps its resource for a PodGang it owns: a Workload for
+            # default-scheduler, a KAI PodGroup for kai-scheduler (its queue from the
+            # PodCliqueSet the PodGang is part of).
             inference = labelled(fixture(INFERENCE), "demo", "llama-disagg")
             await server_side_apply(api, inference, "demo")
             for backend, made in (
@@ -75,6 +88,6 @@ async def test_up_runs_watcher_and_backends_and_stops_on_ctrl_c(tmp_path: Path) 
         output, _ = await asyncio.wait_for(proc.communicate(), 60)
     text = output.decode()
     assert await proc.wait() == 0, text
-    for service in ("watcher", "backend-default-scheduler", "backend-kai-scheduler"):
+    for service in ("watcher", "podgang", "backend-default-scheduler", "backend-kai-scheduler"):
         assert f"{service}: http://127.0.0.1:" in text
     assert "stopping" in text

@@ -15,7 +15,7 @@ from msgspec.structs import replace
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangStatus
-from gangway_contracts.k8s import Condition, ObjectMeta
+from gangway_contracts.k8s import Condition, ObjectMeta, OwnerReference
 from gangway_contracts.pods import Pod, PodSpecView, SchedulingGate
 from gangway_podgang.decide import (
     Decision,
@@ -30,6 +30,11 @@ from tests.unit.podgang.test_plan import podcliquesets
 
 GATE = labels.PODGANG_PENDING_CREATION_GATE
 INITIALIZED = labels.INITIALIZED
+PCS_UID = "u-pcs"
+
+
+def owner(kind: str, name: str, uid: str) -> OwnerReference:
+    return OwnerReference(api_version="v1", kind=kind, name=name, uid=uid, controller=True)
 
 
 def with_condition(podgang: PodGang, type_: str, status: bool) -> PodGang:
@@ -90,7 +95,13 @@ class Cluster:
                 self.pods[pod.metadata.name] = replace(pod, spec=ungated)
 
     def create_podgang(self, gang: PlannedGang) -> None:
-        meta = ObjectMeta(name=gang.name, namespace="ns", uid=f"u-{gang.name}", generation=1)
+        meta = ObjectMeta(
+            name=gang.name,
+            namespace="ns",
+            uid=f"u-{gang.name}",
+            generation=1,
+            owner_references=[owner("PodCliqueSet", "pcs", PCS_UID)],
+        )
         self.podgangs[gang.name] = PodGang(metadata=meta, spec=podgang_spec(gang, "ns", None))
 
     def delete_podgang(self, name: str) -> None:
@@ -100,7 +111,12 @@ class Cluster:
             del self.pods[pod]
 
     def create_pod(self, name: str, gang: str) -> None:
-        meta = ObjectMeta(name=name, namespace="ns", labels={labels.PODGANG: gang})
+        meta = ObjectMeta(
+            name=name,
+            namespace="ns",
+            labels={labels.PODGANG: gang},
+            owner_references=[owner("PodGang", gang, self.podgangs[gang].metadata.uid)],
+        )
         spec = PodSpecView(scheduling_gates=[SchedulingGate(name=GATE)])
         self.pods[name] = Pod(metadata=meta, spec=spec)
 
@@ -135,8 +151,8 @@ def converge(cluster: Cluster, gangs: tuple[PlannedGang, ...], rng: random.Rando
     in the first rounds, with ``rng`` choosing, writes are lost half the time."""
     flaky = rng.random() < 0.5
     for round_ in range(200):
-        decision = decide(gangs, "ns", None, cluster.observed())
-        assert decision == decide(gangs, "ns", None, cluster.observed()), "deterministic"
+        decision = decide(gangs, "ns", None, cluster.observed(), PCS_UID)
+        assert decision == decide(gangs, "ns", None, cluster.observed(), PCS_UID), "deterministic"
         lossy = flaky and round_ < 20
 
         def keep(lossy: bool = lossy) -> bool:
@@ -206,13 +222,33 @@ def test_a_fresh_podcliqueset_gets_its_podgangs_before_any_pod() -> None:
         },
     }
     gangs = plan_of(manifest)
-    first = decide(gangs, "ns", None, Observed(podgangs={}, pods={}))
+    first = decide(gangs, "ns", None, Observed(podgangs={}, pods={}), PCS_UID)
     assert [g.name for g in first.create_podgangs] == ["pcs-0"]
     assert first.create_pods == ()
     cluster = Cluster(gangs)
     cluster.apply(first, lambda: True)
-    second = decide(gangs, "ns", None, cluster.observed())
+    second = decide(gangs, "ns", None, cluster.observed(), PCS_UID)
     assert [live.metadata.name for live, status in second.set_initialized] == ["pcs-0"]
     assert [[g.pods[i] for g, i in b.pods] for b in second.create_pods] == [
-        ["pcs-w-0", "pcs-w-1"]
-    ] or True
+        ["pcs-0-w-0", "pcs-0-w-1"]
+    ]
+
+
+def test_a_podgang_the_podcliqueset_does_not_control_is_never_deleted() -> None:
+    manifest = {
+        "metadata": {"name": "pcs", "namespace": "ns"},
+        "spec": {"replicas": 1, "template": {"cliques": [{"name": "w", "spec": {"replicas": 1}}]}},
+    }
+    gangs = plan_of(manifest)
+    # Someone else's PodGang that says it is part of the PodCliqueSet.
+    stray = PodGang(
+        metadata=ObjectMeta(name="pcs-extra", namespace="ns", uid="u-x"),
+        spec=podgang_spec(gangs[0], "ns", None),
+    )
+    decision = decide(gangs, "ns", None, Observed(podgangs={"pcs-extra": stray}, pods={}), PCS_UID)
+    assert decision.delete_podgangs == ()
+    ours = replace(
+        stray, metadata=replace(stray.metadata, owner_references=[owner("P", "pcs", PCS_UID)])
+    )
+    decision = decide(gangs, "ns", None, Observed(podgangs={"pcs-extra": ours}, pods={}), PCS_UID)
+    assert decision.delete_podgangs == ("pcs-extra",)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang, PodGangSpec
-from gangway_contracts.k8s import NamespacedName
+from gangway_contracts.k8s import NamespacedName, ObjectMeta
 from gangway_contracts.pods import Pod
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
@@ -100,12 +100,20 @@ def _references(
     return [[ref for ref in current.get(g.name, []) if ref.name in g.pods] for g in gang.podgroups]
 
 
+def controlled_by(meta: ObjectMeta, uid: str) -> bool:
+    """Only what we made is ours to delete: objects whose controller is ``uid``."""
+    return any(ref.uid == uid and ref.controller for ref in meta.owner_references)
+
+
 def decide(
     gangs: tuple[PlannedGang, ...],
     namespace: str,
     priority_class: str | None,
     observed: Observed,
+    owner_uid: str,
 ) -> Decision:
+    """``owner_uid``: the PodCliqueSet's; a PodGang it does not control is never deleted,
+    even if it says it is part of the PodCliqueSet."""
     planned = {gang.name: gang for gang in gangs}
     by_gang: dict[str, list[Pod]] = {}
     for pod in observed.pods.values():
@@ -116,7 +124,9 @@ def decide(
         sorted(
             name
             for name, live in observed.podgangs.items()
-            if name not in planned and not live.metadata.deletion_timestamp
+            if name not in planned
+            and not live.metadata.deletion_timestamp
+            and controlled_by(live.metadata, owner_uid)
         )
     )
     update_specs: list[tuple[PodGang, PodGangSpec]] = []
@@ -134,7 +144,9 @@ def decide(
         if missing:
             create_pods.append(PodsToCreate(gang=gang, podgang=live, pods=missing))
         delete_pods += sorted(
-            p.metadata.name for p in by_gang.get(gang.name, []) if p.metadata.name not in expected
+            p.metadata.name
+            for p in by_gang.get(gang.name, [])
+            if p.metadata.name not in expected and controlled_by(p.metadata, live.metadata.uid)
         )
         refs = _references(gang, live, observed.pods, namespace)
         spec = podgang_spec(gang, namespace, priority_class, refs)

@@ -124,6 +124,7 @@ class Reconciler:
             pcs.metadata.namespace,
             pcs.spec.template.priority_class_name,
             Observed(podgangs=workload.podgangs, pods=workload.pods),
+            owner_uid=pcs.metadata.uid,
         )
         return Step(pcs=pcs, workload=workload, backend=backend, plan=plan, decision=decision)
 

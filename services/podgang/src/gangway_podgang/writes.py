@@ -245,8 +245,9 @@ class Actuator:
         return [Expectation(kind, meta.name, None)]
 
     async def _update_spec(self, live: PodGang, spec: PodGangSpec) -> list[Expectation]:
-        """The spec as planned, under the resourceVersion it was decided on (409: someone
-        wrote meanwhile; the retry decides again)."""
+        """The spec as planned, under the resourceVersion it was decided on. A conflict
+        means someone wrote since (a backend's condition): wait until the model shows that
+        newer version, then the next round decides again."""
         meta = live.metadata
         body = {
             "metadata": {"resourceVersion": meta.resource_version},
@@ -258,7 +259,12 @@ class Actuator:
             body,
             "application/merge-patch+json",
         )
-        written = await self._write(Kind.PODGANG, "update", meta.name, call)
+        try:
+            written = await self._write(Kind.PODGANG, "update", meta.name, call)
+        except KubeError as exc:
+            if exc.status != 409:
+                raise
+            return [Expectation(Kind.PODGANG, meta.name, _newer_than(meta.resource_version))]
         return [Expectation(Kind.PODGANG, meta.name, _version(written))]
 
     async def _set_initialized(
@@ -380,6 +386,13 @@ class Actuator:
             Expectation(Kind.POD, name, _version(found))
             for name, found in zip(names, written, strict=True)
         ]
+
+
+def _newer_than(version: str) -> str:
+    try:
+        return str(int(version) + 1)
+    except ValueError:
+        return ""  # opaque: any version will do
 
 
 def _version(obj: dict[str, Any] | None) -> str:
