@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 import yaml
+from measure import proc_usage  # bench/measure.py, beside this script
 
 from gangway_cli.services import LocalServices, services_for
 from gangway_contracts import labels
@@ -41,16 +42,6 @@ FIXTURE = ROOT / "tests" / "fixtures" / "podcliquesets" / "scaletest-1000.yaml"
 CORE_PODS = ApiResource("", "v1", "pods")
 NAMESPACE = "bench"
 GATE = labels.PODGANG_PENDING_CREATION_GATE
-
-
-def proc_usage(pid: int) -> tuple[float, int]:
-    """CPU seconds (user + system) and peak RSS in MiB of a running process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    cpu = (int(fields[11]) + int(fields[12])) / ticks
-    status = Path(f"/proc/{pid}/status").read_text()
-    hwm = next(line for line in status.splitlines() if line.startswith("VmHWM"))
-    return cpu, int(hwm.split()[1]) // 1024
 
 
 def metric_sum(port: int, name: str, having: str = "") -> float:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+from measure import proc_usage  # bench/, beside this script
 from nats.js import JetStreamContext
 
 from gangway_contracts import labels
@@ -86,16 +87,6 @@ async def until(js: JetStreamContext, subjects: Subjects, test: Callable[[Counts
         except nats.js.errors.NotFoundError:
             pass  # the watcher has not provisioned the streams yet
         await asyncio.sleep(0.05)
-
-
-def proc_usage(pid: int) -> tuple[float, int]:
-    """CPU seconds (user + system) and peak RSS in MiB of a running process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    cpu = (int(fields[11]) + int(fields[12])) / ticks
-    status = Path(f"/proc/{pid}/status").read_text()
-    hwm = next(line for line in status.splitlines() if line.startswith("VmHWM"))
-    return cpu, int(hwm.split()[1]) // 1024
 
 
 def mean_publish_ms(port: int) -> float:

@@ -162,12 +162,18 @@ async def test_scaled_gangs_wait_until_their_base_gang_is_scheduled(
     assert pcs_live["status"]["availableReplicas"] == 1
 
 
-async def test_scaling_replicas_up_and_down_adds_and_removes_whole_gangs(
-    api: ApiClient, namespace: str, gangway: Podgang
-) -> None:
+async def trainer_running(api: ApiClient, namespace: str) -> dict[str, Any]:
+    """The one-gang trainer applied, and its four pods there; its manifest."""
     pcs = workload(namespace, "trainer")
     await server_side_apply(api, pcs, namespace)
     await eventually(partial(pods, api, namespace), lambda f: len(f) == 4)
+    return pcs
+
+
+async def test_scaling_replicas_up_and_down_adds_and_removes_whole_gangs(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    pcs = await trainer_running(api, namespace)
 
     pcs["spec"]["replicas"] = 2
     await server_side_apply(api, pcs, namespace)
@@ -192,9 +198,7 @@ async def test_scaling_replicas_up_and_down_adds_and_removes_whole_gangs(
 async def test_deleting_the_podcliqueset_deletes_its_gangs_and_pods(
     api: ApiClient, namespace: str, gangway: Podgang
 ) -> None:
-    pcs = workload(namespace, "trainer")
-    await server_side_apply(api, pcs, namespace)
-    await eventually(partial(pods, api, namespace), lambda f: len(f) == 4)
+    await trainer_running(api, namespace)
     await Kube(api).request(
         "DELETE", f"/apis/grove.io/v1alpha1/namespaces/{namespace}/podcliquesets/trainer"
     )
