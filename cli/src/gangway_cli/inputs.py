@@ -43,8 +43,7 @@ class Manifests:
 
     def binding_for(self, pcs: PodCliqueSet) -> ClusterTopologyBinding | None:
         """The ClusterTopologyBinding the PodCliqueSet names (any, if it names none)."""
-        topology = pcs.spec.template.topology_constraint
-        wanted = topology.topology_name if topology else None
+        wanted = pcs.topology_name
         return next((b for b in self.bindings if wanted is None or b.metadata.name == wanted), None)
 
     def plan(self, pcs: PodCliqueSet) -> Plan:

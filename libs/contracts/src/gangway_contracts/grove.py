@@ -116,6 +116,12 @@ class PodCliqueSet(Wire, frozen=True, kw_only=True):
     kind: str = "PodCliqueSet"
     status: PodCliqueSetStatus | None = None
 
+    @property
+    def topology_name(self) -> str | None:
+        """The ClusterTopologyBinding (and KAI Topology) its pack levels refer to, if named."""
+        topology = self.spec.template.topology_constraint
+        return topology.topology_name if topology else None
+
 
 def topology_constraints(pcs: PodCliqueSet) -> Iterator[tuple[str, TopologyConstraint]]:
     """Every topology constraint a PodCliqueSet sets, with its field path."""

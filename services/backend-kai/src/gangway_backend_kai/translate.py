@@ -53,7 +53,7 @@ class Queue:
 
     @property
     def problem(self) -> str:
-        return "; ".join(f"{e.field}: {e.reason}" for e in self.errors)
+        return "; ".join(map(str, self.errors))
 
 
 def resolve_queue(pcs: PodCliqueSet) -> Queue:
@@ -97,10 +97,8 @@ def resolve_queue(pcs: PodCliqueSet) -> Queue:
 def validate(pcs: PodCliqueSet) -> list[FieldError]:
     """What KAI cannot take, without asking the cluster."""
     errors = list(resolve_queue(pcs).errors)
-    template_topology = pcs.spec.template.topology_constraint
-    topology_name = template_topology.topology_name if template_topology else None
     for field, constraint in topology_constraints(pcs):
-        if (constraint.required or constraint.preferred) and not topology_name:
+        if (constraint.required or constraint.preferred) and not pcs.topology_name:
             errors.append(
                 FieldError(
                     field=f"{field}.pack",

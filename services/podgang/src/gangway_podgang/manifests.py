@@ -91,12 +91,7 @@ def podgang_manifest(
     """The PodGang object. Created with empty pod references (GREP-375: PodGangs exist
     before their pods); ``pod_references=True`` shows the references it will hold."""
     meta = pcs.metadata
-    topology = pcs.spec.template.topology_constraint
-    annotations = (
-        {labels.TOPOLOGY_NAME: topology.topology_name}
-        if topology and topology.topology_name
-        else {}
-    )
+    annotations = {labels.TOPOLOGY_NAME: pcs.topology_name} if pcs.topology_name else {}
     manifest: dict[str, Any] = {
         "apiVersion": PODGANG_API_VERSION,
         "kind": "PodGang",

@@ -89,8 +89,7 @@ class _Topology:
     """Resolves pack levels to node-label keys, collecting what it cannot resolve."""
 
     def __init__(self, pcs: PodCliqueSet, binding: ClusterTopologyBinding | None) -> None:
-        template = pcs.spec.template.topology_constraint
-        self.name = template.topology_name if template else None
+        self.name = pcs.topology_name
         self.binding = binding
         self.unresolved: dict[str, UnresolvedTopology] = {}
 
