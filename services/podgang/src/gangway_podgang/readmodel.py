@@ -114,12 +114,14 @@ class ReadModel:
                     while True:
                         try:
                             batch = await sub.fetch(_BATCH, timeout=1)
-                        except (
-                            TimeoutError
-                        ):  # nats-py raises its own or asyncio's, depending on timing
+                        except TimeoutError:  # nats-py's, or asyncio's on a late reply
                             continue
                         for msg in batch:
                             self._on_message(msg)
+                        # Waiters look once per batch, not once per message: a wait for
+                        # a thousand pods would otherwise check them a thousand times.
+                        self._changed.set()
+                        self._changed = asyncio.Event()
                 finally:
                     with contextlib.suppress(Exception):
                         await sub.unsubscribe()
@@ -141,8 +143,6 @@ class ReadModel:
             # The work consumer dead-letters the same message with its error.
             log.warning("read model: skipping %s: %s", msg.subject, exc)
         self.sequence = max(self.sequence, msg.metadata.sequence.stream)
-        self._changed.set()
-        self._changed = asyncio.Event()
 
     def apply(self, kind: str, record: ObjectRecord) -> None:
         """File one record (an object or its tombstone) where it belongs."""
@@ -208,7 +208,7 @@ class ReadModel:
         return sorted(self._workloads)
 
     async def wait_until(self, done: Callable[[], bool], within: float) -> bool:
-        """Wait until ``done()`` holds after some applied message; False after ``within`` s."""
+        """Wait until ``done()`` holds after some applied batch; False after ``within`` s."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
         while not done():

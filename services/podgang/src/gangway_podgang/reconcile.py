@@ -99,7 +99,8 @@ class Reconciler:
         self._known = _Known()
 
     async def reconcile(self, key: WorkloadKey) -> Outcome:
-        pcs = self.model.workload(key).podcliqueset
+        found = self.model.peek(key)
+        pcs = found.podcliqueset if found else None
         # Every span of a workload hangs from one trace derived from its uid.
         parent = tracing.workload_context(pcs.metadata.uid) if pcs else None
         with (
@@ -118,7 +119,7 @@ class Reconciler:
             backend = self.config.backend_for(pcs)
         except FieldErrors as exc:
             return Step(pcs=pcs, workload=workload, unresolved=str(exc))
-        plan = plan_podgangs(pcs, self.model.binding(_topology_name(pcs)))
+        plan = plan_podgangs(pcs, self.model.binding(pcs.topology_name))
         decision = decide(
             plan.gangs,
             pcs.metadata.namespace,
@@ -258,12 +259,7 @@ class Reconciler:
             message = "; ".join(f"{u.field}: {u.feature}: {u.message}" for u in verdict.unsupported)
             return make(step, progress.FEATURES_SUPPORTED, False, "UnsupportedFeature", message)
         if not verdict.allowed:
-            message = "; ".join(f"{e.field}: {e.reason}" for e in verdict.errors)
+            message = "; ".join(map(str, verdict.errors))
             return make(step, progress.FEATURES_SUPPORTED, False, "Rejected", message)
         supported = f"{step.backend} supports everything it asks for"
         return make(step, progress.FEATURES_SUPPORTED, True, "Supported", supported)
-
-
-def _topology_name(pcs: PodCliqueSet) -> str | None:
-    topology = pcs.spec.template.topology_constraint
-    return topology.topology_name if topology else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 
 import aiohttp
@@ -29,6 +30,7 @@ from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from gangway_contracts.k8s import ObjectMeta
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_podgang import metrics
@@ -84,6 +86,12 @@ class KeyQueue:
         return not self._waiting and not self._active
 
 
+class _Claim(msgspec.Struct):
+    """Just what routes a message: the object's labels (the read model decodes the rest)."""
+
+    metadata: ObjectMeta = ObjectMeta()
+
+
 def sequence(msg: Msg) -> int:
     return msg.metadata.sequence.stream
 
@@ -103,6 +111,8 @@ class PodgangWorker:
         self.reconcile = reconcile
         self.settings = settings
         self.queue = KeyQueue()
+        # Failed reconciles in a row of keys no message stands for (resyncs): their backoff.
+        self._resync_failures: Counter[WorkloadKey] = Counter()
         self._sub: JetStreamContext.PullSubscription | None = None
 
     @property
@@ -163,12 +173,12 @@ class PodgangWorker:
         try:
             key = self.subjects.parse_object(msg.subject)
             record = msgspec.json.decode(msg.data, type=ObjectRecord)
-            meta = msgspec.json.decode(record.object).get("metadata") or {}
+            meta = msgspec.json.decode(record.object, type=_Claim).metadata
         except (ValueError, msgspec.DecodeError) as exc:
             metrics.DEAD_LETTERS.inc()
             await dead_letter(self.js, self.subjects, self.durable, msg, f"malformed record: {exc}")
             return
-        workload = workload_of(key.kind, key.namespace, meta.get("labels") or {}, key.name)
+        workload = workload_of(key.kind, key.namespace, meta.labels, key.name)
         if not workload[1]:
             await msg.ack()  # a PodGang or pod no PodCliqueSet claims
             return
@@ -206,6 +216,7 @@ class PodgangWorker:
             await self._failed(key, msgs, newest, exc)
             return
         metrics.RECONCILES.labels("converged" if outcome.converged else "waiting").inc()
+        self._resync_failures.pop(key, None)
         for msg in msgs:
             await msg.ack()
 
@@ -215,10 +226,12 @@ class PodgangWorker:
         for msg in msgs:
             if msg is not newest:
                 await msg.ack()
-        if newest is None:  # a resync: try again after the first backoff
+        if newest is None:  # a resync: no message to nak, so this process retries it
+            self._resync_failures[key] += 1
+            delay = backoff(self._resync_failures[key])
             metrics.RECONCILES.labels("retried").inc()
-            log.warning("%s/%s: %s; retrying", *key, exc)
-            asyncio.get_running_loop().call_later(backoff(2), self.queue.add, key)
+            log.warning("%s/%s: %s; retrying in %.1fs", *key, exc, delay)
+            asyncio.get_running_loop().call_later(delay, self.queue.add, key)
             return
         delivered = newest.metadata.num_delivered or 1
         if not retryable(exc) and delivered >= self.settings.max_attempts:

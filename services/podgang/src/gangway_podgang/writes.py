@@ -21,12 +21,12 @@ from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
 
 from gangway_contracts import events, labels
-from gangway_contracts.codec import to_json, to_object
+from gangway_contracts.codec import from_object, to_json, to_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec
 from gangway_contracts.k8s import Condition
 from gangway_contracts.pods import Pod
 from gangway_contracts.rpc import PodsPrepared, PreparePodsReply, PreparePodsRequest
-from gangway_contracts.subjects import BackendOperation, Kind, Subjects
+from gangway_contracts.subjects import TRACEPARENT_HEADER, BackendOperation, Kind, Subjects
 from gangway_podgang import metrics
 from gangway_podgang.decide import Decision, PodsToCreate
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
@@ -122,7 +122,7 @@ def _traced(manifest: dict[str, Any]) -> dict[str, Any]:
     service that reads it) continues the same trace."""
     carrier: dict[str, str] = {}
     tracing.inject(carrier)
-    if parent := carrier.get("traceparent"):
+    if parent := carrier.get(TRACEPARENT_HEADER):
         meta = manifest["metadata"]
         meta["annotations"] = {**meta.get("annotations", {}), labels.TRACEPARENT_ANNOTATION: parent}
     return manifest
@@ -213,7 +213,7 @@ class Actuator:
         )
         if created is None:
             return [Expectation(Kind.PODGANG, gang.name, "")]
-        live = msgspec.json.decode(msgspec.json.encode(created), type=PodGang)
+        live = from_object(created, PodGang)
         await self.reporter.report(
             pcs,
             events.PodGangCreated(**self.reporter.common(pcs), podgang=gang.name, backend=backend),
@@ -334,7 +334,7 @@ class Actuator:
             except msgspec.DecodeError as exc:
                 raise PrepareFailed(backend, "InvalidReply", str(exc)) from exc
             if not isinstance(answer, PodsPrepared):
-                details = "; ".join(f"{e.field}: {e.reason}" for e in answer.errors)
+                details = "; ".join(map(str, answer.errors))
                 message = f"{answer.message} ({details})" if details else answer.message
                 raise PrepareFailed(backend, answer.reason, message)
             prepared += _checked(backend, chunk, answer.pods)
