@@ -23,7 +23,7 @@ from gangway_runtime import tasks
 from gangway_runtime.kube import Kube, KubeError
 from tests.integration.watcher.conftest import only_this_test
 from tests.support.kube import resource_path
-from tests.support.store import running_watcher
+from tests.support.store import running_watcher, until_ready
 
 B = TypeVar("B", bound=Backend)
 
@@ -50,11 +50,7 @@ async def running_backend(
         ready = asyncio.Event()
         task = asyncio.create_task(serve(backend, nc, js, Kube(api), backend_settings, ready=ready))
         try:
-            waiting = asyncio.create_task(ready.wait())
-            await asyncio.wait({task, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-            if task.done():
-                task.result()  # a backend that refused to start says why
-            assert ready.is_set(), "backend not serving after 30s"
+            await until_ready(task, ready, f"backend {backend.name}")
             yield backend
         finally:
             await tasks.stop(task)

@@ -21,7 +21,7 @@ from gangway_runtime import tasks
 from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import TEST_LABEL, labelled, only_this_test
 from tests.support.manifests import fixture
-from tests.support.store import running_watcher
+from tests.support.store import running_watcher, until_ready
 
 
 def workload(
@@ -78,12 +78,7 @@ class Podgang:
                 after_write=self._after_write,
             )
         )
-        waiting = asyncio.create_task(ready.wait())
-        await asyncio.wait({self._task, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-        waiting.cancel()
-        if self._task.done():
-            self._task.result()  # a service that died at start says why
-        assert ready.is_set(), "podgang service not ready after 30s"
+        await until_ready(self._task, ready, "podgang service")
 
     @property
     def crashed(self) -> bool:

@@ -72,6 +72,17 @@ def body(record: ObjectRecord) -> dict[str, Any]:
     return decoded
 
 
+async def until_ready(task: asyncio.Task[None], ready: asyncio.Event, what: str) -> None:
+    """Wait until a service running in ``task`` says it is ready; one that died first
+    raises why."""
+    waiting = asyncio.create_task(ready.wait())
+    await asyncio.wait({task, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if task.done():
+        task.result()
+    assert ready.is_set(), f"{what} not ready after 30s"
+
+
 @contextlib.asynccontextmanager
 async def running_watcher(
     api: ApiClient,
