@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import yaml
 
 from gangway_contracts.errors import FieldError, FieldErrors
@@ -27,12 +26,3 @@ def read_documents(path: Path) -> list[dict[str, Any]]:
             [FieldError(field="", reason=f"{path}: document {i} is not a mapping") for i in bad]
         )
     return docs
-
-
-def validation_error(exc: msgspec.ValidationError) -> FieldError:
-    """msgspec says "... - at `$.spec.replicas`": turn that into a field path and reason."""
-    message = str(exc)
-    reason, _, where = message.rpartition(" - at `")
-    if not reason:
-        return FieldError(field="", reason=message)
-    return FieldError(field=where.rstrip("`").removeprefix("$.").removeprefix("$"), reason=reason)

@@ -9,9 +9,8 @@ from typing import Any
 import msgspec
 
 from gangway_cli.inputs import Manifests, read_config
-from gangway_cli.manifests import validation_error
 from gangway_cli.output import print_errors, print_yaml
-from gangway_contracts.errors import FieldErrors
+from gangway_contracts.errors import FieldErrors, validation_error
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
 
 

@@ -20,12 +20,11 @@ from gangway_backend_kube.backend import KubeBackend
 from gangway_backend_kube.translate import WorkloadVersion
 from gangway_backendkit.protocol import Backend, SyncFailed
 from gangway_cli.inputs import Manifests, read_config
-from gangway_cli.manifests import validation_error
 from gangway_cli.output import print_errors, print_yaml
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, SchedulerConfig
-from gangway_contracts.errors import FieldError, FieldErrors
+from gangway_contracts.errors import FieldError, FieldErrors, validation_error
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
 from gangway_podgang.manifests import pod_manifest, podgang_manifest

@@ -26,13 +26,12 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Backend, Synced, SyncFailed
 from gangway_backendkit.settings import BackendSettings
 from gangway_contracts import labels
-from gangway_contracts.codec import to_json
 from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
 from gangway_contracts.grove import PodGang
 from gangway_contracts.k8s import Condition, NamespacedName
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey
-from gangway_runtime import tracing
+from gangway_runtime import journal, tracing
 from gangway_runtime.status import now, set_podgang_condition
 from gangway_runtime.work import backoff, dead_letter
 
@@ -216,5 +215,4 @@ class PodGangWorker:
             event = BackendSynced(resources=result.resources, **common)
         else:
             event = BackendSyncFailed(reason=result.reason, message=result.message, **common)
-        subject = self.ctx.subjects.journal(workload.namespace, workload.name, type(event).__name__)
-        await self.ctx.js.publish(subject, to_json(event))
+        await journal.append(self.ctx.js, self.ctx.subjects, event)

@@ -53,6 +53,15 @@ def field_path(*parts: str | int) -> str:
     return out
 
 
+def validation_error(exc: msgspec.ValidationError) -> FieldError:
+    """msgspec says "... - at `$.spec.replicas`": turn that into a field path and reason."""
+    message = str(exc)
+    reason, _, where = message.rpartition(" - at `")
+    if not reason:
+        return FieldError(field="", reason=message)
+    return FieldError(field=where.rstrip("`").removeprefix("$.").removeprefix("$"), reason=reason)
+
+
 class FieldErrors(Exception):
     """Raised at a boundary with every problem found, not just the first."""
 

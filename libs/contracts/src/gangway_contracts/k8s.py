@@ -20,6 +20,27 @@ def is_dns_label(name: str) -> bool:
     return bool(_DNS1123_LABEL.match(name))
 
 
+# apimachinery's validation: a label value, and the name part of a qualified name.
+_LABEL_VALUE: Final = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_DNS1123_SUBDOMAIN: Final = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+
+
+def is_label_value(value: str) -> bool:
+    """What a label value may be: empty, or up to 63 alphanumerics, '-', '_', '.'."""
+    return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
+
+
+def is_qualified_name(key: str) -> bool:
+    """A label or annotation key: ``[prefix/]name``, prefix a DNS subdomain of at most 253
+    characters, name a non-empty label value."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
+        return False
+    return bool(name) and is_label_value(name)
+
+
 class Wire(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
     """Base of every wire struct: immutable, keyword-only, camelCase, defaults left out."""
 

@@ -15,12 +15,11 @@ from typing import Any
 
 from nats.js import JetStreamContext
 
-from gangway_contracts.codec import to_json
 from gangway_contracts.events import JournalEvent, event_type
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.subjects import Subjects
-from gangway_runtime import tracing
+from gangway_runtime import journal, tracing
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 
 log = logging.getLogger(__name__)
@@ -53,13 +52,8 @@ class Reporter:
         await self.kube_event(pcs, event_type(event), note, warning)
 
     async def journal(self, event: JournalEvent) -> None:
-        subject = self.subjects.journal(
-            event.workload.namespace, event.workload.name, event_type(event)
-        )
-        try:
-            await self.js.publish(subject, to_json(event))
-        except Exception as exc:  # the bus is down: the reconcile fails on its next write
-            log.warning("journal %s: %s", subject, exc)
+        # The bus being down fails the reconcile at its next write, not here.
+        await journal.append_best_effort(self.js, self.subjects, event)
 
     async def kube_event(self, pcs: PodCliqueSet, reason: str, note: str, warning: bool) -> None:
         meta = pcs.metadata

@@ -1,0 +1,106 @@
+"""The admission service, wired: the webhook over HTTPS, backends over NATS, topology levels
+from the API server, rejections into the journal."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from functools import partial
+
+import msgspec
+from aiohttp import web
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
+
+from gangway_admission.backends import NatsBackends
+from gangway_admission.settings import AdmissionSettings
+from gangway_admission.tls import ReloadingCertificate
+from gangway_admission.verdict import Policy
+from gangway_admission.webhook import Webhook
+from gangway_contracts.config import SchedulerConfig
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
+from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
+from gangway_runtime import journal
+from gangway_runtime.kube import ApiResource, Kube, KubeError
+
+log = logging.getLogger(__name__)
+
+NAME = "admission"
+BINDINGS = ApiResource(
+    CLUSTER_TOPOLOGY_BINDINGS.group,
+    CLUSTER_TOPOLOGY_BINDINGS.versions[0],
+    CLUSTER_TOPOLOGY_BINDINGS.plural,
+    namespaced=False,
+)
+
+
+async def topology_levels(kube: Kube, pcs: PodCliqueSet) -> tuple[Sequence[str] | None, str | None]:
+    """The levels of the ClusterTopologyBinding the PodCliqueSet names, broadest first."""
+    name = pcs.topology_name
+    if not name:
+        return None, None
+    try:
+        body = await kube.request("GET", BINDINGS.path(name=name))
+    except KubeError as exc:
+        return (
+            None,
+            f'ClusterTopologyBinding "{name}" not read ({exc.status}): Grove\'s domains used',
+        )
+    binding = msgspec.json.decode(body, type=ClusterTopologyBinding)
+    return [level.domain for level in binding.spec.levels], None
+
+
+@contextlib.asynccontextmanager
+async def listening(
+    nc: NatsClient,
+    js: JetStreamContext,
+    kube: Kube,
+    settings: AdmissionSettings,
+    config: SchedulerConfig,
+) -> AsyncIterator[int]:
+    """The webhook, listening; yields the port it bound (0 in settings: any free one)."""
+    certificate = ReloadingCertificate(settings.tls_cert_file, settings.tls_key_file)
+    certificate.load()
+    subjects = settings.subjects
+    webhook = Webhook(
+        config,
+        NatsBackends(nc, subjects, settings.backend_timeout_seconds),
+        partial(topology_levels, kube),
+        partial(journal.append_best_effort, js, subjects),
+        policy=Policy(fail_open=settings.failure_policy == "Ignore"),
+        review_timeout=settings.review_timeout_seconds,
+        service=subjects.service_name(NAME),
+    )
+    runner = web.AppRunner(webhook.app(settings.max_request_bytes), access_log=None)
+    await runner.setup()
+    watching = asyncio.create_task(certificate.watch(settings.tls_reload_seconds))
+    try:
+        site = web.TCPSite(
+            runner, settings.webhook_host, settings.webhook_port, ssl_context=certificate.context
+        )
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or []  # the port bound when 0 asked
+        port = sockets[0].getsockname()[1] if sockets else settings.webhook_port
+        log.info("webhook listening on https://%s:%d", settings.webhook_host, port)
+        yield port
+    finally:
+        watching.cancel()
+        await runner.cleanup()
+
+
+async def serve(
+    nc: NatsClient,
+    js: JetStreamContext,
+    kube: Kube,
+    settings: AdmissionSettings,
+    config: SchedulerConfig,
+    *,
+    ready: asyncio.Event | None = None,
+) -> None:
+    """Answer reviews until cancelled; ``ready`` is set once the webhook listens."""
+    async with listening(nc, js, kube, settings, config):
+        if ready is not None:
+            ready.set()
+        await asyncio.Event().wait()

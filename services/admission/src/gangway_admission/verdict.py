@@ -1,0 +1,133 @@
+"""One PodCliqueSet in, admitted or rejected with every reason out.
+
+The order is GREP-375's: structural checks and update rules, then the scheduler the
+cliques name, then that backend's own validation. The backend is asked only about an object
+that passed everything before it, and a failure of the backend to answer is decided by the
+failure policy (closed by default). The webhook and ``gangway validate`` both call
+:func:`evaluate`; they differ only in how the backend is asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from gangway_admission.checks import check_podcliqueset, check_update
+from gangway_contracts.config import SchedulerConfig
+from gangway_contracts.errors import FieldError, FieldErrors
+from gangway_contracts.rpc import ValidateReply, ValidateRequest
+
+
+class Reason(StrEnum):
+    """Why a PodCliqueSet was admitted or rejected; a metrics label, so a closed set."""
+
+    ADMITTED = "Admitted"
+    UNCHANGED = "SpecUnchanged"  # metadata-only updates (finalizers, labels) never block
+    IGNORED = "FailureIgnored"  # no verdict reached, admitted by failure policy Ignore
+    MALFORMED = "Malformed"
+    INVALID = "Invalid"
+    IMMUTABLE = "Immutable"
+    SCHEDULER = "SchedulerNotResolved"
+    BACKEND_REJECTED = "BackendRejected"
+    BACKEND_UNAVAILABLE = "BackendUnavailable"
+    TIMEOUT = "ReviewTimeout"
+    ERROR = "InternalError"
+
+
+class BackendUnavailable(Exception):
+    """The backend did not answer (no responder, timeout, garbled reply)."""
+
+    def __init__(self, backend: str, why: str) -> None:
+        self.backend = backend
+        self.why = why
+        super().__init__(f'scheduler backend "{backend}" {why}')
+
+
+# How a backend is asked: over NATS in the webhook, in-process offline.
+AskBackend = Callable[[str, ValidateRequest], Awaitable[ValidateReply]]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    reason: Reason
+    errors: Sequence[FieldError] = ()
+    warnings: Sequence[str] = ()
+    skipped: Sequence[str] = ()  # checks that could not run, and why
+    backend: str | None = None
+
+    @property
+    def message(self) -> str:
+        """What the client reads after "denied the request: "."""
+        return "; ".join(map(str, self.errors))
+
+
+@dataclass
+class Policy:
+    """How admission behaves where the issue leaves a choice to the operator."""
+
+    fail_open: bool = False  # backend not answering: admit with a warning instead of reject
+    ask_backend: bool = True  # False offline for backends that only run in the cluster
+
+
+def rejected(reason: Reason, errors: Sequence[FieldError]) -> Verdict:
+    return Verdict(allowed=False, reason=reason, errors=errors)
+
+
+async def evaluate(
+    request: ValidateRequest,
+    config: SchedulerConfig,
+    ask: AskBackend,
+    levels: Sequence[str] | None = None,
+    policy: Policy | None = None,
+) -> Verdict:
+    pcs, old = request.podcliqueset, request.old
+    if old is not None and old.spec == pcs.spec:
+        return Verdict(allowed=True, reason=Reason.UNCHANGED)
+    findings = check_podcliqueset(pcs, levels)
+    verdict = await _decide(request, config, ask, findings.errors, policy or Policy())
+    return replace(verdict, skipped=[*findings.skipped, *verdict.skipped])
+
+
+async def _decide(
+    request: ValidateRequest,
+    config: SchedulerConfig,
+    ask: AskBackend,
+    structural: Sequence[FieldError],
+    policy: Policy,
+) -> Verdict:
+    pcs, old = request.podcliqueset, request.old
+    if structural:
+        return rejected(Reason.INVALID, structural)
+    if old is not None and (immutable := check_update(old, pcs)):
+        return rejected(Reason.IMMUTABLE, immutable)
+    try:
+        backend = config.backend_for(pcs)
+    except FieldErrors as exc:
+        return rejected(Reason.SCHEDULER, exc.errors)
+    admitted = Verdict(allowed=True, reason=Reason.ADMITTED, backend=backend)
+    if not policy.ask_backend:
+        return replace(admitted, skipped=[f'validation by backend "{backend}": runs in-cluster'])
+    return await _ask(backend, request, ask, policy)
+
+
+async def _ask(backend: str, request: ValidateRequest, ask: AskBackend, policy: Policy) -> Verdict:
+    admitted = Verdict(allowed=True, reason=Reason.ADMITTED, backend=backend)
+    try:
+        reply = await ask(backend, request)
+    except BackendUnavailable as exc:
+        if policy.fail_open:
+            warning = f"{exc}; admitted without its validation (failure policy Ignore)"
+            return replace(admitted, reason=Reason.IGNORED, warnings=[warning])
+        error = FieldError(field="", reason=f"{exc}: cannot validate the PodCliqueSet, try again")
+        return replace(rejected(Reason.BACKEND_UNAVAILABLE, [error]), backend=backend)
+    warnings = [
+        *reply.warnings,
+        *(f"{u.field}: {u.message} ({u.feature})" for u in reply.unsupported),
+    ]
+    if not reply.allowed:
+        errors = reply.errors or [FieldError(field="", reason=f'rejected by "{backend}"')]
+        verdict = rejected(Reason.BACKEND_REJECTED, errors)
+        return replace(verdict, warnings=warnings, backend=backend)
+    return replace(admitted, warnings=warnings)
