@@ -10,6 +10,7 @@ from typing import Any
 from gangway_cli.manifests import read_documents
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
+from gangway_contracts.errors import FieldError, FieldErrors
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_podgang.plan import Plan, plan_podgangs
 
@@ -40,6 +41,14 @@ class Manifests:
                 if d.get("kind") == "ClusterTopologyBinding"
             ],
         )
+
+    def only_podcliqueset(self, path: Path) -> PodCliqueSet:
+        """The one PodCliqueSet a subcommand works on; FieldErrors if there is not exactly one."""
+        if len(self.podcliquesets) != 1:
+            found = len(self.podcliquesets)
+            reason = f"{path}: expected one PodCliqueSet, found {found}"
+            raise FieldErrors([FieldError(field="", reason=reason)])
+        return self.podcliquesets[0]
 
     def binding_for(self, pcs: PodCliqueSet) -> ClusterTopologyBinding | None:
         """The ClusterTopologyBinding the PodCliqueSet names (any, if it names none)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gangway_cli import config_check, plan, render, up
+from gangway_cli import certs, config_check, plan, render, up, validate
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +17,9 @@ def build_parser() -> argparse.ArgumentParser:
     config_check.add_parser(subparsers)
     plan.add_parser(subparsers)
     render.add_parser(subparsers)
+    validate.add_parser(subparsers)
     up.add_parser(subparsers)
+    certs.add_parser(subparsers)
     return parser
 
 

@@ -32,14 +32,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = read_config(args.config)
         manifests = Manifests.read(args.file)
+        pcs = manifests.only_podcliqueset(args.file)
     except FieldErrors as exc:
         return print_errors(exc.errors)
     except msgspec.ValidationError as exc:
         return print_errors([validation_error(exc)])
-    if len(manifests.podcliquesets) != 1:
-        found = len(manifests.podcliquesets)
-        return print_errors([f"{args.file}: expected one PodCliqueSet, found {found}"])
-    pcs = manifests.podcliquesets[0]
     plan = manifests.plan(pcs)
     backend = config.backend_for(pcs)
     documents: list[dict[str, Any]] = []

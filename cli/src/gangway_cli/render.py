@@ -15,15 +15,14 @@ from typing import Any, get_args
 
 import msgspec
 
-from gangway_backend_kai.backend import KaiBackend
-from gangway_backend_kube.backend import KubeBackend
 from gangway_backend_kube.translate import WorkloadVersion
 from gangway_backendkit.protocol import Backend, SyncFailed
+from gangway_cli.backends import builtin_backend
 from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import print_errors, print_yaml
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
-from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, SchedulerConfig
+from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError, FieldErrors, validation_error
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
@@ -45,23 +44,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "serves (v1alpha2: Kubernetes 1.36, v1alpha1: 1.35)",
     )
     render.set_defaults(run=run)
-
-
-def builtin_backend(name: str, config: SchedulerConfig, workload_api: WorkloadVersion) -> Backend:
-    """The built-in backends, as their services construct them."""
-    if name == KAI_SCHEDULER:
-        return KaiBackend()
-    if name == DEFAULT_SCHEDULER:
-        return KubeBackend.from_config(config, workload_version=workload_api)
-    raise FieldErrors(
-        [
-            FieldError(
-                field="scheduler.profiles",
-                reason=f'"{name}" is an external backend: render knows only the built-in ones '
-                f"({KAI_SCHEDULER}, {DEFAULT_SCHEDULER})",
-            )
-        ]
-    )
 
 
 class Renderer:

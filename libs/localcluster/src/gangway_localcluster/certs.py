@@ -122,3 +122,25 @@ def signing_key_pair() -> KeyPair:
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     return KeyPair(public, _key_pem(key))
+
+
+@dataclass(frozen=True)
+class ServingFiles:
+    """A CA and a serving certificate it signed, on disk: what a local webhook needs."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def write_serving_certificate(
+    directory: Path, hosts: tuple[str, ...], common_name: str = "gangway-admission"
+) -> ServingFiles:
+    """A fresh CA (``ca.crt``) and a serving pair (``tls.crt``, ``tls.key``) for ``hosts``;
+    the CA's key is not kept, so nothing else can be signed with it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca = CertificateAuthority(f"{common_name}-ca")
+    ca_path = directory / "ca.crt"
+    ca_path.write_bytes(ca.cert_pem)
+    cert, key = ca.issue(common_name, hosts=hosts, server=True).write(directory, "tls")
+    return ServingFiles(ca=ca_path, cert=cert, key=key)

@@ -68,7 +68,8 @@ class Policy:
     """How admission behaves where the issue leaves a choice to the operator."""
 
     fail_open: bool = False  # backend not answering: admit with a warning instead of reject
-    ask_backend: bool = True  # False offline for backends that only run in the cluster
+    # Backends that cannot be asked here (offline: the external ones): skipped, and said so.
+    unreachable: frozenset[str] = frozenset()
 
 
 def rejected(reason: Reason, errors: Sequence[FieldError]) -> Verdict:
@@ -107,8 +108,9 @@ async def _decide(
     except FieldErrors as exc:
         return rejected(Reason.SCHEDULER, exc.errors)
     admitted = Verdict(allowed=True, reason=Reason.ADMITTED, backend=backend)
-    if not policy.ask_backend:
-        return replace(admitted, skipped=[f'validation by backend "{backend}": runs in-cluster'])
+    if backend in policy.unreachable:
+        skipped = f'validation by scheduler backend "{backend}": it answers only in the cluster'
+        return replace(admitted, skipped=[skipped])
     return await _ask(backend, request, ask, policy)
 
 

@@ -1,0 +1,32 @@
+"""The built-in backends, constructed as their services construct them, for offline use."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from gangway_backend_kai.backend import KaiBackend
+from gangway_backend_kube.backend import KubeBackend
+from gangway_backend_kube.translate import WorkloadVersion
+from gangway_backendkit.protocol import Backend
+from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, SchedulerConfig
+from gangway_contracts.errors import FieldError, FieldErrors
+
+BUILTIN_BACKENDS: Final = (KAI_SCHEDULER, DEFAULT_SCHEDULER)
+
+
+def builtin_backend(
+    name: str, config: SchedulerConfig, workload_api: WorkloadVersion = "v1alpha2"
+) -> Backend:
+    if name == KAI_SCHEDULER:
+        return KaiBackend()
+    if name == DEFAULT_SCHEDULER:
+        return KubeBackend.from_config(config, workload_version=workload_api)
+    raise FieldErrors(
+        [
+            FieldError(
+                field="scheduler.profiles",
+                reason=f'"{name}" is an external backend: only the built-in ones run offline '
+                f"({', '.join(BUILTIN_BACKENDS)})",
+            )
+        ]
+    )
