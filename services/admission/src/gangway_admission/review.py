@@ -6,6 +6,8 @@ PodCliqueSet, so a malformed object becomes a rejection naming its field, never 
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any, Final, Literal
 
 import msgspec
@@ -17,6 +19,7 @@ from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import Wire
 
 API_VERSION: Final = "admission.k8s.io/v1"
+NULL: Final = msgspec.Raw(b"null")
 # Operations the webhook is registered for; anything else is admitted untouched.
 Operation = Literal["CREATE", "UPDATE"]
 
@@ -33,8 +36,9 @@ class AdmissionRequest(Wire, frozen=True, kw_only=True):
     kind: GroupVersionKind = GroupVersionKind()
     namespace: str = ""
     name: str = ""
-    object: msgspec.Raw | None = None
-    old_object: msgspec.Raw | None = None
+    # Raw cannot sit in a union with None; a missing or null object reads as JSON null.
+    object: msgspec.Raw = NULL
+    old_object: msgspec.Raw = NULL
     dry_run: bool = False
 
 
@@ -48,10 +52,27 @@ class Malformed(Exception):
     """The body is not an AdmissionReview: answered with HTTP 400, there is no uid to reply to."""
 
 
+class TooDeep(Exception):
+    """An AdmissionReview nested deeper than can be read: rejected, answering its uid."""
+
+    def __init__(self, uid: str) -> None:
+        self.uid = uid
+        super().__init__(f"nested more than {sys.getrecursionlimit()} levels deep")
+
+
+# The apiserver writes request.uid first; a review too deep to decode is still answered.
+_FIRST_UID: Final = re.compile(rb'"uid"\s*:\s*"([^"\\]{1,128})"')
+
+
 def read_review(body: bytes) -> AdmissionReview:
     try:
         review = msgspec.json.decode(body, type=AdmissionReview)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+    except RecursionError:
+        found = _FIRST_UID.search(body, 0, 4096)
+        if found is None:
+            raise Malformed("not an AdmissionReview: nested too deeply to read") from None
+        raise TooDeep(found.group(1).decode(errors="replace")) from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise Malformed(f"not an AdmissionReview: {exc}") from None
     if review.api_version != API_VERSION or review.kind != "AdmissionReview":
         raise Malformed(
@@ -60,14 +81,15 @@ def read_review(body: bytes) -> AdmissionReview:
     return review
 
 
-def read_podcliqueset(raw: msgspec.Raw | None, where: str) -> PodCliqueSet | FieldError:
+def read_podcliqueset(raw: msgspec.Raw, where: str) -> PodCliqueSet | FieldError:
     """The object as a PodCliqueSet, or the error naming the field that is wrong."""
-    if raw is None:
+    if bytes(raw) == b"null":
         return FieldError(field=where, reason="missing from the AdmissionReview")
     try:
         return msgspec.json.decode(raw, type=PodCliqueSet)
     except msgspec.ValidationError as exc:
-        return validation_error(exc)
+        error = validation_error(exc)
+        return error if error.field else FieldError(field=where, reason=error.reason)
     except (msgspec.DecodeError, RecursionError) as exc:
         return FieldError(field=where, reason=f"cannot be read: {exc}")
 

@@ -18,12 +18,17 @@ log = logging.getLogger(__name__)
 Stamp = tuple[int, int, int, int]  # mtime_ns and size of the certificate and the key
 
 
+def _server_context() -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
 class ReloadingCertificate:
     def __init__(self, cert: Path, key: Path) -> None:
         self.cert = cert
         self.key = key
-        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self.context = _server_context()
         self._loaded: Stamp | None = None
 
     def _stamp(self) -> Stamp:
@@ -37,6 +42,11 @@ class ReloadingCertificate:
             stamp = self._stamp()
             if stamp == self._loaded:
                 return False
+            # A failed load leaves a context half-changed (new certificate, old key): try
+            # the pair on a scratch context first, and touch the live one only if it fits.
+            # (Should the files change between the two loads, the stamp stays old and the
+            # next poll loads again.)
+            _server_context().load_cert_chain(self.cert, self.key)
             self.context.load_cert_chain(self.cert, self.key)
         except (OSError, ssl.SSLError) as exc:
             metrics.TLS_RELOADS.labels("failed").inc()

@@ -23,6 +23,7 @@ from gangway_admission.review import (
     AdmissionRequest,
     Malformed,
     Operation,
+    TooDeep,
     read_podcliqueset,
     read_review,
     response,
@@ -80,11 +81,15 @@ class Webhook:
         except Malformed as exc:
             metrics.BAD_REQUESTS.inc()
             return web.Response(status=400, text=f"{exc}\n")
-        verdict = await self.review(review.request)
+        except TooDeep as exc:
+            uid = exc.uid
+            verdict = rejected(Reason.MALFORMED, [FieldError(field="object", reason=str(exc))])
+            metrics.REVIEWS.labels("", "rejected", verdict.reason.value).inc()
+        else:
+            uid = review.request.uid
+            verdict = await self.review(review.request)
         metrics.REVIEW_SECONDS.observe(time.monotonic() - started)
-        return web.Response(
-            body=response(review.request.uid, verdict), content_type="application/json"
-        )
+        return web.Response(body=response(uid, verdict), content_type="application/json")
 
     async def review(self, request: AdmissionRequest) -> Verdict:
         if request.operation not in ("CREATE", "UPDATE"):
@@ -118,7 +123,7 @@ class Webhook:
 
     async def _timed(self, request: AdmissionRequest, pcs: PodCliqueSet) -> Verdict:
         old = None
-        if request.operation == "UPDATE" and request.old_object is not None:
+        if request.operation == "UPDATE":
             # The stored version unreadable (written before admission existed): no update
             # rules to apply against it, the new version is still checked in full.
             read = read_podcliqueset(request.old_object, "oldObject")

@@ -1,0 +1,121 @@
+"""The order admission decides in, and what the failure policy does."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from gangway_admission.verdict import BackendUnavailable, Policy, Reason, evaluate
+from gangway_contracts.codec import from_object
+from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.errors import FieldError
+from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.rpc import UnsupportedFeature, ValidateReply, ValidateRequest
+from tests.support.manifests import fixture
+
+CONFIG = parse_scheduler_config({"profiles": [{"name": "kai-scheduler"}]})
+
+
+def request(doc: dict[str, Any], old: dict[str, Any] | None = None) -> ValidateRequest:
+    return ValidateRequest(
+        operation="UPDATE" if old else "CREATE",
+        podcliqueset=from_object(doc, PodCliqueSet),
+        old=from_object(old, PodCliqueSet) if old else None,
+    )
+
+
+class Backend:
+    def __init__(self, reply: ValidateReply | None) -> None:
+        self.reply = reply
+        self.asked: list[str] = []
+
+    async def __call__(self, backend: str, _: ValidateRequest) -> ValidateReply:
+        self.asked.append(backend)
+        if self.reply is None:
+            raise BackendUnavailable(backend, "has no running replica (gangway.backend.x)")
+        return self.reply
+
+
+def single() -> dict[str, Any]:
+    return copy.deepcopy(fixture("podcliquesets/single-clique.yaml"))
+
+
+async def test_admitted_with_the_backends_warnings() -> None:
+    unsupported = UnsupportedFeature(field="spec.x", feature="F", message="ignored")
+    backend = Backend(ValidateReply(allowed=True, warnings=["w"], unsupported=[unsupported]))
+    verdict = await evaluate(request(single()), CONFIG, backend)
+    assert (verdict.allowed, verdict.reason, verdict.backend) == (
+        True,
+        Reason.ADMITTED,
+        "kai-scheduler",
+    )
+    assert list(verdict.warnings) == ["w", "spec.x: ignored (F)"]
+    assert backend.asked == ["kai-scheduler"]
+
+
+async def test_structural_errors_reject_before_the_backend_is_asked() -> None:
+    doc = single()
+    doc["spec"]["template"]["cliques"][0]["spec"]["minAvailable"] = 9
+    backend = Backend(ValidateReply(allowed=True))
+    verdict = await evaluate(request(doc), CONFIG, backend)
+    assert (verdict.allowed, verdict.reason) == (False, Reason.INVALID)
+    assert backend.asked == []
+
+
+async def test_unknown_scheduler_names_the_enabled_ones() -> None:
+    doc = single()
+    doc["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["schedulerName"] = "volcano"
+    verdict = await evaluate(request(doc), CONFIG, Backend(None))
+    assert verdict.reason == Reason.SCHEDULER
+    assert verdict.message == (
+        'spec.template.cliques[0].spec.podSpec.schedulerName: "volcano" is not an enabled '
+        "scheduler backend (enabled: default-scheduler, kai-scheduler)"
+    )
+
+
+async def test_backend_rejection_carries_its_errors() -> None:
+    error = FieldError(field="metadata.labels[kai.scheduler/queue]", reason="needs a queue")
+    verdict = await evaluate(
+        request(single()), CONFIG, Backend(ValidateReply(allowed=False, errors=[error]))
+    )
+    assert (verdict.reason, list(verdict.errors)) == (Reason.BACKEND_REJECTED, [error])
+
+
+async def test_backend_unavailable_fails_closed_by_default_and_open_when_asked() -> None:
+    closed = await evaluate(request(single()), CONFIG, Backend(None))
+    assert (closed.allowed, closed.reason) == (False, Reason.BACKEND_UNAVAILABLE)
+    assert closed.message.startswith('scheduler backend "kai-scheduler" has no running replica')
+    opened = await evaluate(request(single()), CONFIG, Backend(None), policy=Policy(fail_open=True))
+    assert (opened.allowed, opened.reason) == (True, Reason.IGNORED)
+    assert "failure policy Ignore" in opened.warnings[0]
+
+
+async def test_metadata_only_update_is_never_blocked() -> None:
+    old = single()
+    new = copy.deepcopy(old)
+    new["metadata"]["finalizers"] = []
+    new["metadata"]["labels"] = {"x": "y"}
+    backend = Backend(None)
+    verdict = await evaluate(request(new, old), CONFIG, backend)
+    assert (verdict.allowed, verdict.reason, backend.asked) == (True, Reason.UNCHANGED, [])
+
+
+async def test_update_rules_apply() -> None:
+    old = single()
+    new = copy.deepcopy(old)
+    new["spec"]["template"]["cliques"][0]["spec"]["podSpec"].pop("schedulerName")
+    verdict = await evaluate(request(new, old), CONFIG, Backend(ValidateReply(allowed=True)))
+    assert verdict.reason == Reason.IMMUTABLE
+
+
+async def test_unreachable_backend_is_skipped_and_said() -> None:
+    verdict = await evaluate(
+        request(single()),
+        CONFIG,
+        Backend(None),
+        policy=Policy(unreachable=frozenset({"kai-scheduler"})),
+    )
+    assert verdict.allowed
+    assert verdict.skipped == [
+        'validation by scheduler backend "kai-scheduler": it answers only in the cluster'
+    ]
