@@ -71,10 +71,14 @@ def check_update(old: PodCliqueSet, new: PodCliqueSet) -> list[FieldError]:
             errors.append(
                 FieldError(
                     field=field_path(*_CLIQUES, i, "spec", "podSpec", "schedulerName"),
-                    reason=f'is immutable: was "{was or "(unset)"}", now "{now or "(unset)"}"',
+                    reason=f"is immutable: was {_shown(was)}, now {_shown(now)}",
                 )
             )
     return errors
+
+
+def _shown(scheduler: str) -> str:
+    return f'"{scheduler}"' if scheduler else "unset"
 
 
 def _scheduler(pod_spec: msgspec.Raw) -> str:

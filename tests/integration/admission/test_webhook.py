@@ -1,0 +1,178 @@
+"""The real API server calls the webhook over TLS (CA bundle set) and the client reads the
+rejection: structural errors, an unknown scheduler, the backend's own verdict (backend-kai
+over NATS), update rules, a backend that is down; the topology order read from the
+cluster's ClusterTopologyBinding; rejections journaled."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_backend_kai.backend import KaiBackend
+from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
+from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_runtime.kube import ApiResource, Kube
+from gangway_runtime.status import PODCLIQUESETS
+from tests.integration.backends.test_kai import queue  # noqa: F401 - a fixture
+from tests.integration.watcher.conftest import labelled
+from tests.support.admission import create, patch, registered, running_admission
+from tests.support.backends import running_backend
+from tests.support.manifests import fixture
+from tests.support.store import eventually, journal
+
+CONFIG = {
+    "profiles": [
+        {"name": "kai-scheduler", "default": True},
+        {"name": "default-scheduler", "config": {"gangScheduling": True}},
+    ]
+}
+DENIED = 'admission webhook "podcliquesets.gangway.dev" denied the request: '
+BINDINGS = ApiResource(
+    CLUSTER_TOPOLOGY_BINDINGS.group, "v1alpha1", "clustertopologybindings", namespaced=False
+)
+
+
+def inference(namespace: str, name: str, topology: str = "datacenter") -> dict[str, Any]:
+    """The inference fixture, admissible for kai-scheduler (queue team-a, a named topology)."""
+    doc = labelled(fixture("podcliquesets/disaggregated-inference.yaml"), namespace, name)
+    doc["spec"]["template"]["topologyConstraint"]["topologyName"] = topology
+    return doc
+
+
+def cliques(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = doc["spec"]["template"]["cliques"]
+    return found
+
+
+@pytest.mark.usefixtures("queue")
+async def test_the_client_reads_why(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, tmp_path: Path
+) -> None:
+    async with (
+        running_backend(api, nc, subjects, namespace, KaiBackend(), CONFIG),
+        running_admission(api, nc, subjects, CONFIG, tmp_path) as admission,
+        registered(api, admission, namespace),
+    ):
+        volcano = inference(namespace, "volcano")
+        for clique in cliques(volcano):
+            clique["spec"]["podSpec"]["schedulerName"] = "volcano"
+        assert await create(api, volcano, namespace) == (
+            f"HTTP 422 Invalid: {DENIED}spec.template.cliques[0].spec.podSpec.schedulerName: "
+            '"volcano" is not an enabled scheduler backend (enabled: default-scheduler, '
+            "kai-scheduler)"
+        )
+
+        broken = inference(namespace, "broken")
+        cliques(broken)[2]["spec"]["minAvailable"] = 7
+        broken["spec"]["template"]["podCliqueScalingGroups"][0]["cliqueNames"].append("nope")
+        message = await create(api, broken, namespace)
+        assert message.startswith(f"HTTP 422 Invalid: {DENIED}")
+        assert (
+            "spec.template.cliques[2].spec.minAvailable: must be <= replicas (3), is 7" in message
+        )
+        assert (
+            'spec.template.podCliqueScalingGroups[0].cliqueNames[2]: Not found: "nope"' in message
+        )
+
+        no_queue = inference(namespace, "no-queue")
+        no_queue["metadata"]["labels"].pop("kai.scheduler/queue")
+        message = await create(api, no_queue, namespace)
+        assert (
+            f"{DENIED}metadata.labels[kai.scheduler/queue]: kai-scheduler needs a queue" in message
+        )
+
+        admitted = inference(namespace, "llama")
+        assert await create(api, admitted, namespace) == ""
+        path = PODCLIQUESETS.path(namespace, "llama")
+        assert await patch(api, path, {"spec": {"replicas": 3}}) == ""
+        assert await patch(api, path, {"metadata": {"labels": {"team": "a"}}}) == ""
+        changed = copy.deepcopy(admitted)
+        for clique in cliques(changed):
+            clique["spec"]["podSpec"]["schedulerName"] = "default-scheduler"
+        message = await patch(api, path, {"spec": changed["spec"]})
+        assert (
+            f"{DENIED}spec.template.cliques[0].spec.podSpec.schedulerName: is immutable: "
+            'was unset, now "default-scheduler"' in message
+        )
+
+        rejected = await eventually(
+            lambda: journal(nc.jetstream(), subjects, namespace, "volcano"), bool
+        )
+        assert rejected == ["AdmissionRejected"]
+        assert await journal(nc.jetstream(), subjects, namespace, "llama") == [
+            "AdmissionRejected"  # the update
+        ]
+
+
+async def test_topology_order_is_the_clusters(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, tmp_path: Path
+) -> None:
+    """A binding that lists rack above zone makes zone the narrower level: the order is read
+    from the cluster, not assumed."""
+    kube = Kube(api)
+    name = f"upside-down-{namespace}"
+    binding = {
+        "apiVersion": BINDINGS.api_version,
+        "kind": "ClusterTopologyBinding",
+        "metadata": {"name": name},
+        "spec": {
+            "levels": [
+                {"domain": "rack", "key": "example.com/rack"},
+                {"domain": "block", "key": "example.com/block"},
+                {"domain": "zone", "key": "example.com/zone"},
+            ]
+        },
+    }
+    await kube.request("POST", BINDINGS.path(), body=binding)
+    try:
+        async with (
+            running_admission(api, nc, subjects, CONFIG, tmp_path) as admission,
+            registered(api, admission, namespace),
+        ):
+            doc = inference(namespace, "packed", topology=name)
+            # Grove's order says zone is broader than rack; this cluster says the opposite.
+            cliques(doc)[4]["topologyConstraint"] = {"pack": {"required": "zone"}}
+            doc["spec"]["template"]["topologyConstraint"] = {
+                "pack": {"required": "rack"},
+                "topologyName": name,
+            }
+            message = await create(api, doc, namespace, dry_run=True)
+            assert "topologyConstraint" not in message, message
+            cliques(doc)[4]["topologyConstraint"] = {"pack": {"required": "rack"}}
+            doc["spec"]["template"]["topologyConstraint"]["pack"] = {"required": "zone"}
+            message = await create(api, doc, namespace, dry_run=True)
+            assert (
+                'spec.template.podCliqueScalingGroups[0].topologyConstraint.pack.required: "block" '
+                'is broader than "zone"' in message
+            )
+    finally:
+        await kube.request("DELETE", BINDINGS.path(name=name))
+
+
+async def test_backend_down_rejects_naming_it_unless_told_to_ignore(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, tmp_path: Path
+) -> None:
+    doc = inference(namespace, "unchecked")
+    async with (
+        running_admission(
+            api, nc, subjects, CONFIG, tmp_path / "closed", backend_timeout_seconds=1
+        ) as admission,
+        registered(api, admission, namespace),
+    ):
+        message = await create(api, doc, namespace, dry_run=True)
+        assert (
+            f'{DENIED}scheduler backend "kai-scheduler" has no running replica '
+            f"({subjects.backend('kai-scheduler', BackendOperation.VALIDATE)})" in message
+        )
+    async with (
+        running_admission(
+            api, nc, subjects, CONFIG, tmp_path / "open", failure_policy="Ignore"
+        ) as admission,
+        registered(api, admission, namespace),
+    ):
+        assert await create(api, doc, namespace, dry_run=True) == ""

@@ -1,0 +1,139 @@
+"""The admission service under test, in the test's event loop, and a webhook registration
+that sends only this test's namespace to it (tests share one API server)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_admission.service import listening
+from gangway_admission.settings import AdmissionSettings
+from gangway_admission.webhook import PATH
+from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.subjects import Subjects
+from gangway_localcluster.certs import write_serving_certificate
+from gangway_runtime.kube import ApiResource, Kube, KubeError
+from gangway_runtime.status import PODCLIQUESETS
+from gangway_runtime.streams import ensure_streams
+from tests.support.manifests import fixture
+from tests.support.store import eventually
+
+WEBHOOK_CONFIGURATIONS = ApiResource(
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
+)
+
+
+@dataclass(frozen=True)
+class Admission:
+    url: str
+    ca_bundle: bytes
+
+
+@contextlib.asynccontextmanager
+async def running_admission(
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    config: dict[str, Any],
+    certs: Path,
+    **settings: Any,
+) -> AsyncIterator[Admission]:
+    files = write_serving_certificate(certs, ("127.0.0.1",))
+    admission_settings = AdmissionSettings(
+        subject_prefix=subjects.prefix,
+        webhook_host="127.0.0.1",
+        webhook_port=0,
+        tls_cert_file=files.cert,
+        tls_key_file=files.key,
+        **settings,
+    )
+    js = nc.jetstream()
+    await ensure_streams(js, subjects, admission_settings.streams)
+    async with listening(
+        nc, js, Kube(api), admission_settings, parse_scheduler_config(config)
+    ) as port:
+        yield Admission(f"https://127.0.0.1:{port}{PATH}", files.ca.read_bytes())
+
+
+def webhook_configuration(name: str, admission: Admission, namespace: str) -> dict[str, Any]:
+    """As deploy/ registers it, but by URL and for one namespace."""
+    return {
+        "apiVersion": WEBHOOK_CONFIGURATIONS.api_version,
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [
+            {
+                "name": "podcliquesets.gangway.dev",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "timeoutSeconds": 10,
+                "clientConfig": {
+                    "url": admission.url,
+                    "caBundle": base64.b64encode(admission.ca_bundle).decode(),
+                },
+                "rules": [
+                    {
+                        "apiGroups": ["grove.io"],
+                        "apiVersions": ["v1alpha1"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": ["podcliquesets"],
+                        "scope": "Namespaced",
+                    }
+                ],
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+            }
+        ],
+    }
+
+
+async def create(api: ApiClient, doc: dict[str, Any], namespace: str, dry_run: bool = False) -> str:
+    """Create; the API server's error message if refused, else ""."""
+    query = [("dryRun", "All")] if dry_run else []
+    try:
+        await Kube(api).request("POST", PODCLIQUESETS.path(namespace), query, body=doc)
+    except KubeError as exc:
+        return str(exc)
+    return ""
+
+
+async def patch(api: ApiClient, path: str, body: dict[str, Any]) -> str:
+    """JSON merge patch; the API server's error message if refused, else ""."""
+    try:
+        await Kube(api).request(
+            "PATCH", path, body=body, content_type="application/merge-patch+json"
+        )
+    except KubeError as exc:
+        return str(exc)
+    return ""
+
+
+@contextlib.asynccontextmanager
+async def registered(api: ApiClient, admission: Admission, namespace: str) -> AsyncIterator[None]:
+    """The webhook registered for ``namespace``, and in effect (the API server picks a new
+    registration up a moment later)."""
+    kube = Kube(api)
+    name = f"gangway-test-{namespace}"
+    await kube.request(
+        "POST",
+        WEBHOOK_CONFIGURATIONS.path(),
+        body=webhook_configuration(name, admission, namespace),
+    )
+    try:
+        probe = fixture("podcliquesets/single-clique.yaml")
+        probe["metadata"] = {"name": "probe", "namespace": namespace}
+        probe["spec"]["template"]["cliques"][0]["name"] = "Not_A_Label"
+        await eventually(
+            lambda: create(api, probe, namespace, dry_run=True),
+            lambda message: "podcliquesets.gangway.dev" in message,
+        )
+        yield
+    finally:
+        await kube.request("DELETE", WEBHOOK_CONFIGURATIONS.path(name=name))
