@@ -22,14 +22,15 @@ BACKEND_MODULES: Final = {
 
 def services_for(config: SchedulerConfig) -> list[tuple[str, str]]:
     """(name, module) of every service to run for a configuration, in start order: the
-    watcher first (everyone reads its mirror), the podgang service, then one backend per
-    enabled profile."""
+    watcher first (everyone reads its mirror), the podgang service, one backend per
+    enabled profile, then admission (it asks the backends)."""
     found = [("watcher", "gangway_watcher"), ("podgang", "gangway_podgang")]
     found += [
         (f"backend-{name}", BACKEND_MODULES[name])
         for name in config.enabled
         if name in BACKEND_MODULES
     ]
+    found.append(("admission", "gangway_admission"))
     return found
 
 
@@ -40,10 +41,14 @@ class LocalServices(processes.Supervised):
 
     @classmethod
     def start(
-        cls, workdir: Path, settings: Mapping[str, str], services: list[tuple[str, str]]
+        cls,
+        workdir: Path,
+        settings: Mapping[str, str],
+        services: list[tuple[str, str]],
+        own_settings: Mapping[str, Mapping[str, str]] | None = None,
     ) -> LocalServices:
-        """Start every service with ``settings`` (GANGWAY_* variables) and wait until each
-        says it is ready on /readyz."""
+        """Start every service with ``settings`` (GANGWAY_* variables) plus its
+        ``own_settings``, and wait until each says it is ready on /readyz."""
         started = cls(workdir=workdir, ports={}, _owns_workdir=False)
         try:
             for name, module in services:
@@ -51,6 +56,7 @@ class LocalServices(processes.Supervised):
                 env = {
                     **os.environ,
                     **settings,
+                    **(own_settings or {}).get(name, {}),
                     "GANGWAY_HTTP_HOST": "127.0.0.1",
                     "GANGWAY_HTTP_PORT": str(port),
                 }

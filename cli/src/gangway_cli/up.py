@@ -9,26 +9,38 @@ everything is; Ctrl-C stops all of it and removes what it created.
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import shlex
 import signal
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import yaml
 
+from gangway_admission.webhook import PATH
 from gangway_cli.services import LocalServices, services_for
-from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, load_operator_config
-from gangway_localcluster.build import ensure_binaries
+from gangway_contracts.config import (
+    DEFAULT_SCHEDULER,
+    KAI_SCHEDULER,
+    SchedulerConfig,
+    load_operator_config,
+)
+from gangway_localcluster.build import Binaries, ensure_binaries
+from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
+from gangway_localcluster.processes import free_port
 
 REPO: Final = Path(__file__).resolve().parents[3]
 KAI_PODGROUP_CRD: Final = "scheduling.run.ai_podgroups.yaml"
 GANGWAY_CRDS: Final = REPO / "deploy" / "crds"
+REGISTRATION: Final = REPO / "deploy" / "admission" / "validating-webhook.yaml"
 # Scheduler CRDs (KAI, Volcano, …) are not Gangway's to ship: take them from a folder when
 # one is given or sits beside the checkout (the upstream copies this workplace provides).
 THIRD_PARTY_CRDS: Final = Path(
@@ -77,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config_file = _config_file(args.config, crds, cp.workdir)
         config = load_operator_config(config_file.read_text())
+        webhook = LocalWebhook.make(cp.workdir / "admission")
         services = LocalServices.start(
             cp.workdir / "logs",
             {
@@ -86,7 +99,13 @@ def run(args: argparse.Namespace) -> int:
                 "GANGWAY_STREAMS__STORAGE": "memory" if state is None else "file",
             },
             services_for(config),
+            {"admission": webhook.settings},
         )
+        try:
+            cp.request("POST", WEBHOOK_CONFIGURATIONS, webhook.registration())
+        except BaseException:
+            services.stop()
+            raise
     except BaseException:
         cp.stop()
         nats.stop()
@@ -97,27 +116,9 @@ def run(args: argparse.Namespace) -> int:
             "NATS_URL": nats.url,
             "PATH": f"{binaries.kubectl.parent}:{os.environ.get('PATH', '')}",
         }
-        say(
-            f"Kubernetes v{binaries.version} at {cp.server} "
-            f"(Workload API scheduling.k8s.io/{cp.workload_api_version})"
-        )
-        say(f"  kubeconfig: {cp.kubeconfig}")
-        say(f"  CRDs: {len(crds)} installed ({', '.join(p.stem for p in crds)})")
-        say(f"NATS with JetStream at {nats.url}")
-        say(f"Scheduler profiles ({config_file}): {', '.join(config.enabled)}")
-        say(f"  default: {config.default}")
-        say("Services:")
-        for name, port in services.ports.items():
-            say(f"  {name}: http://127.0.0.1:{port}/metrics, log {cp.workdir / 'logs' / name}.log")
-        say("  (admission joins when it lands)")
-        say("Try, in another shell:")
-        for key in ("KUBECONFIG", "NATS_URL"):
-            say(f"  export {key}={shlex.quote(env[key])}")
-        say(f"  export PATH={shlex.quote(str(binaries.kubectl.parent))}:$PATH")
-        say("  kubectl get crds")
-        say("  kubectl create namespace ml")
-        say("  kubectl apply --server-side -f tests/fixtures/podcliquesets/single-clique.yaml")
-        say("  nats stream view GANGWAY_OBJECTS   # the watcher's mirror (nats CLI)")
+        running = Running(binaries, cp, crds, nats.url, config_file, services, webhook)
+        for line in running.summary(config, env):
+            say(line)
         say("Ctrl-C stops everything.")
         if args.ready_file:
             args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
@@ -130,6 +131,88 @@ def run(args: argparse.Namespace) -> int:
         cp.stop()
         nats.stop()
     return 0
+
+
+@dataclass(frozen=True)
+class Running:
+    """Everything ``up`` started, for telling the user where it is."""
+
+    binaries: Binaries
+    cp: ControlPlane
+    crds: list[Path]
+    nats_url: str
+    config_file: Path
+    services: LocalServices
+    webhook: LocalWebhook
+
+    def summary(self, config: SchedulerConfig, env: dict[str, str]) -> Iterator[str]:
+        cp, logs = self.cp, self.cp.workdir / "logs"
+        yield (
+            f"Kubernetes v{self.binaries.version} at {cp.server} "
+            f"(Workload API scheduling.k8s.io/{cp.workload_api_version})"
+        )
+        yield f"  kubeconfig: {cp.kubeconfig}"
+        yield f"  CRDs: {len(self.crds)} installed ({', '.join(p.stem for p in self.crds)})"
+        yield f"NATS with JetStream at {self.nats_url}"
+        yield f"Scheduler profiles ({self.config_file}): {', '.join(config.enabled)}"
+        yield f"  default: {config.default}"
+        yield "Services:"
+        for name, port in self.services.ports.items():
+            yield f"  {name}: http://127.0.0.1:{port}/metrics, log {logs / name}.log"
+        yield f"  admission webhook: {self.webhook.url} (registered as {WEBHOOK_NAME})"
+        yield "Try, in another shell:"
+        for key in ("KUBECONFIG", "NATS_URL"):
+            yield f"  export {key}={shlex.quote(env[key])}"
+        yield f"  export PATH={shlex.quote(str(self.binaries.kubectl.parent))}:$PATH"
+        yield "  kubectl get crds"
+        yield "  kubectl create namespace ml"
+        yield "  kubectl apply --server-side -f tests/fixtures/podcliquesets/scaletest-1000.yaml"
+        yield (
+            "  kubectl apply --server-side -f tests/fixtures/podcliquesets/single-clique.yaml"
+            "   # refused by admission: why?"
+        )
+        yield "  gangway validate tests/fixtures/podcliquesets/single-clique.yaml   # offline"
+        yield "  nats stream view GANGWAY_OBJECTS   # the watcher's mirror (nats CLI)"
+
+
+WEBHOOK_CONFIGURATIONS: Final = (
+    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+)
+WEBHOOK_NAME: Final = "gangway-admission"
+
+
+@dataclass(frozen=True)
+class LocalWebhook:
+    """The admission service on loopback with a certificate of its own, registered by URL
+    (in a cluster it is a Service; see deploy/admission)."""
+
+    port: int
+    files: ServingFiles
+
+    @classmethod
+    def make(cls, directory: Path) -> LocalWebhook:
+        return cls(free_port(), write_serving_certificate(directory, ("127.0.0.1",)))
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}{PATH}"
+
+    @property
+    def settings(self) -> dict[str, str]:
+        return {
+            "GANGWAY_WEBHOOK_HOST": "127.0.0.1",
+            "GANGWAY_WEBHOOK_PORT": str(self.port),
+            "GANGWAY_TLS_CERT_FILE": str(self.files.cert),
+            "GANGWAY_TLS_KEY_FILE": str(self.files.key),
+        }
+
+    def registration(self) -> dict[str, Any]:
+        webhook = yaml.safe_load(REGISTRATION.read_text())
+        webhook["metadata"] = {"name": WEBHOOK_NAME}
+        for hook in webhook["webhooks"]:
+            ca = base64.b64encode(self.files.ca.read_bytes()).decode()
+            hook["clientConfig"] = {"url": self.url, "caBundle": ca}
+        return webhook  # type: ignore[no-any-return]
 
 
 def _config_file(given: Path | None, crds: list[Path], workdir: Path) -> Path:

@@ -10,6 +10,8 @@ from functools import partial
 from pathlib import Path
 
 import nats
+import pytest
+from kubernetes_asyncio.client.exceptions import ApiException
 
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime.kube import api_client
@@ -24,7 +26,7 @@ from tests.support.store import eventually, holds, stored
 INFERENCE = "podcliquesets/disaggregated-inference.yaml"
 
 
-async def test_up_runs_watcher_and_backends_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+async def test_up_runs_every_service_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     ready = tmp_path / "ready.env"
     gangway = Path(sys.executable).parent / "gangway"
     proc = await asyncio.create_subprocess_exec(
@@ -62,6 +64,9 @@ async def test_up_runs_watcher_and_backends_and_stops_on_ctrl_c(tmp_path: Path) 
             # default-scheduler, a KAI PodGroup for kai-scheduler (its queue from the
             # PodCliqueSet the PodGang is part of).
             inference = labelled(fixture(INFERENCE), "demo", "llama-disagg")
+            for clique in inference["spec"]["template"]["cliques"]:
+                clique.pop("topologyConstraint", None)  # no required packing on this backend
+            inference["spec"]["template"]["podCliqueScalingGroups"][0].pop("topologyConstraint")
             await server_side_apply(api, inference, "demo")
             for backend, made in (
                 ("default-scheduler", "scheduling.k8s.io/v1alpha2 Workload"),
@@ -73,6 +78,13 @@ async def test_up_runs_watcher_and_backends_and_stops_on_ctrl_c(tmp_path: Path) 
                 name = {"name": gang["metadata"]["name"]}
                 expected = {"apiVersion": api_version, "kind": kind, "metadata": name}
                 await eventually(partial(live, api, expected, "demo"), bool)
+            # Admission is registered: a PodCliqueSet naming no enabled scheduler is refused.
+            refused = labelled(fixture(INFERENCE), "demo", "refused")
+            for clique in refused["spec"]["template"]["cliques"]:
+                clique["spec"]["podSpec"]["schedulerName"] = "volcano"
+            with pytest.raises(ApiException) as raised:
+                await server_side_apply(api, refused, "demo")
+            assert '"volcano\\" is not an enabled scheduler backend' in str(raised.value.body)
         nc = await nats.connect(env["NATS_URL"])
         try:
             js = nc.jetstream()
@@ -88,6 +100,12 @@ async def test_up_runs_watcher_and_backends_and_stops_on_ctrl_c(tmp_path: Path) 
         output, _ = await asyncio.wait_for(proc.communicate(), 60)
     text = output.decode()
     assert await proc.wait() == 0, text
-    for service in ("watcher", "podgang", "backend-default-scheduler", "backend-kai-scheduler"):
+    for service in (
+        "watcher",
+        "podgang",
+        "backend-default-scheduler",
+        "backend-kai-scheduler",
+        "admission",
+    ):
         assert f"{service}: http://127.0.0.1:" in text
     assert "stopping" in text
