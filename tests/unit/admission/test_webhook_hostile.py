@@ -15,6 +15,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prometheus_client import REGISTRY
 
 from gangway_admission.verdict import Policy
 from gangway_admission.webhook import PATH, Webhook
@@ -186,10 +187,13 @@ def test_rejections_are_journaled_but_dry_runs_are_not(served: Any) -> None:
     doc = copy.deepcopy(PCS)
     doc["spec"]["template"]["cliques"][0]["name"] = "Router"
     before = len(harness.journal)
+    labels = {"operation": "CREATE", "result": "rejected", "reason": "Invalid"}
+    counted = REGISTRY.get_sample_value("gangway_admission_reviews_total", labels) or 0
     body = review(doc)
     body["request"].update(namespace="inference", name="llama-disagg")
     answered(*post(served, json.dumps(body).encode()))
     assert len(harness.journal) == before + 1
+    assert REGISTRY.get_sample_value("gangway_admission_reviews_total", labels) == counted + 1
     event = harness.journal[-1]
     assert (event.workload.namespace, event.workload.name, event.operation) == (
         "inference",
