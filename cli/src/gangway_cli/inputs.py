@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from gangway_cli.manifests import read_documents
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
-from gangway_contracts.errors import FieldError, FieldErrors
+from gangway_contracts.errors import FieldError, FieldErrors, validation_error
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_podgang.plan import Plan, plan_podgangs
 
@@ -28,8 +30,14 @@ class Manifests:
 
     @classmethod
     def read(cls, path: Path) -> Manifests:
-        """Decode by kind; msgspec.ValidationError names the field of a bad one."""
-        docs = read_documents(path)
+        """Decode by kind; FieldErrors name the field of a bad one."""
+        try:
+            return cls._decode(read_documents(path))
+        except msgspec.ValidationError as exc:
+            raise FieldErrors([validation_error(exc)]) from None
+
+    @classmethod
+    def _decode(cls, docs: list[dict[str, Any]]) -> Manifests:
         return cls(
             podcliquesets=[
                 from_object(d, PodCliqueSet) for d in docs if d.get("kind") == "PodCliqueSet"

@@ -6,11 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import print_errors, print_yaml
-from gangway_contracts.errors import FieldErrors, validation_error
+from gangway_contracts.errors import FieldErrors
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
 
 
@@ -35,8 +33,6 @@ def run(args: argparse.Namespace) -> int:
         pcs = manifests.only_podcliqueset(args.file)
     except FieldErrors as exc:
         return print_errors(exc.errors)
-    except msgspec.ValidationError as exc:
-        return print_errors([validation_error(exc)])
     plan = manifests.plan(pcs)
     backend = config.backend_for(pcs)
     documents: list[dict[str, Any]] = []

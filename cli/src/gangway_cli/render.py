@@ -13,8 +13,6 @@ import asyncio
 from pathlib import Path
 from typing import Any, get_args
 
-import msgspec
-
 from gangway_backend_kube.translate import WorkloadVersion
 from gangway_backendkit.protocol import Backend, SyncFailed
 from gangway_cli.backends import builtin_backend
@@ -23,7 +21,7 @@ from gangway_cli.output import print_errors, print_yaml
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import SchedulerConfig
-from gangway_contracts.errors import FieldError, FieldErrors, validation_error
+from gangway_contracts.errors import FieldError, FieldErrors
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
@@ -121,8 +119,6 @@ def run(args: argparse.Namespace) -> int:
         _render(manifests, renderer)
     except FieldErrors as exc:
         return print_errors(exc.errors)
-    except msgspec.ValidationError as exc:
-        return print_errors([validation_error(exc)])
     except SyncFailed as exc:
         return print_errors([f"{exc.reason}: {exc.message}"])
     print_yaml(*renderer.objects, *renderer.pods)

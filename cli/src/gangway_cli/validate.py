@@ -11,14 +11,12 @@ import argparse
 import asyncio
 from pathlib import Path
 
-import msgspec
-
 from gangway_admission.verdict import AskBackend, Policy, evaluate
 from gangway_cli.backends import BUILTIN_BACKENDS, builtin_backend
 from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import print_errors
 from gangway_contracts.config import SchedulerConfig
-from gangway_contracts.errors import FieldErrors, validation_error
+from gangway_contracts.errors import FieldErrors
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 
 
@@ -44,8 +42,6 @@ def run(args: argparse.Namespace) -> int:
         old = Manifests.read(args.old).only_podcliqueset(args.old) if args.old else None
     except FieldErrors as exc:
         return print_errors(exc.errors)
-    except msgspec.ValidationError as exc:
-        return print_errors([validation_error(exc)])
     notes = []
     binding = manifests.binding_for(pcs)
     levels = [level.domain for level in binding.spec.levels] if binding else None

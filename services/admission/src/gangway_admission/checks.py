@@ -40,9 +40,9 @@ def check_podcliqueset(pcs: PodCliqueSet, levels: Sequence[str] | None = None) -
     ClusterTopologyBinding the PodCliqueSet names; None: Grove's domains."""
     findings = Findings()
     findings.errors += [
-        *_counts(pcs),
         *_cliques(pcs),
         *_scaling_groups(pcs),
+        *_counts(pcs),
         *_template_metadata(pcs),
         *_generated_names(pcs),
     ]

@@ -1,0 +1,121 @@
+"""``gangway validate``: admission's checks offline, one error per line, exit 1 or 0."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gangway_cli.main import main
+from tests.support.manifests import fixture
+from tests.support.paths import FIXTURES
+
+CONFIG = str(FIXTURES / "config" / "kai-default.yaml")
+BINDING = fixture("topology/datacenter.yaml")
+
+
+def write(tmp_path: Path, name: str, *docs: dict[str, Any]) -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs))
+    return str(path)
+
+
+def inference() -> dict[str, Any]:
+    pcs = fixture("podcliquesets/disaggregated-inference.yaml")
+    pcs["spec"]["template"]["topologyConstraint"]["topologyName"] = "datacenter"
+    return pcs
+
+
+def validate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
+    code = main(["validate", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err.splitlines()
+
+
+def test_admitted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = validate(
+        capsys, "--config", CONFIG, write(tmp_path, "a.yaml", inference(), BINDING)
+    )
+    assert (code, out) == (0, "admitted: inference/llama-disagg → kai-scheduler\n")
+    assert err == ['warning: not checked offline: KAI Queue "team-a" exists']
+
+
+def test_rejected_with_every_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pcs = inference()
+    cliques = pcs["spec"]["template"]["cliques"]
+    cliques[0]["name"] = "Router"
+    cliques[2]["spec"]["minAvailable"] = 4
+    code, out, err = validate(capsys, "--config", CONFIG, write(tmp_path, "a.yaml", pcs, BINDING))
+    assert (code, out) == (1, "")
+    assert err[0].startswith('spec.template.cliques[0].name: "Router" must be a DNS-1123 label')
+    # router was renamed: pleader now starts after a clique that does not exist
+    assert err[1] == (
+        'spec.template.cliques[1].spec.startsAfter[0]: Not found: "router" (no such clique)'
+    )
+    assert err[2] == "spec.template.cliques[2].spec.minAvailable: must be <= replicas (3), is 4"
+
+
+def test_unknown_scheduler(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pcs = inference()
+    for clique in pcs["spec"]["template"]["cliques"]:
+        clique["spec"]["podSpec"]["schedulerName"] = "volcano"
+    code, _, err = validate(capsys, "--config", CONFIG, write(tmp_path, "a.yaml", pcs, BINDING))
+    assert (code, err) == (
+        1,
+        [
+            'spec.template.cliques[0].spec.podSpec.schedulerName: "volcano" is not an enabled '
+            "scheduler backend (enabled: default-scheduler, kai-scheduler)"
+        ],
+    )
+
+
+def test_update_rules_with_old(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = inference()
+    new = copy.deepcopy(old)
+    new["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["schedulerName"] = "kai-scheduler"
+    code, _, err = validate(
+        capsys,
+        "--config",
+        CONFIG,
+        write(tmp_path, "new.yaml", new, BINDING),
+        "--old",
+        write(tmp_path, "old.yaml", old),
+    )
+    assert code == 1
+    assert err[0] == (
+        "spec.template.cliques[0].spec.podSpec.schedulerName: is immutable: was unset, now "
+        '"kai-scheduler"'
+    )
+
+
+def test_external_backend_is_skipped_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = {
+        "scheduler": {"profiles": [{"name": "my-scheduler", "external": True, "default": True}]}
+    }
+    config_path = tmp_path / "operator.yaml"
+    config_path.write_text(yaml.safe_dump(config))
+    code, out, err = validate(
+        capsys, "--config", str(config_path), write(tmp_path, "a.yaml", inference(), BINDING)
+    )
+    assert (code, out) == (0, "admitted: inference/llama-disagg → my-scheduler\n")
+    assert err == [
+        'skipped: validation by scheduler backend "my-scheduler": it answers only in the cluster'
+    ]
+
+
+def test_topology_levels_from_the_binding_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pcs = inference()
+    pcs["spec"]["template"]["cliques"][1]["topologyConstraint"] = {"pack": {"required": "zone"}}
+    code, _, err = validate(capsys, "--config", CONFIG, write(tmp_path, "a.yaml", pcs, BINDING))
+    assert code == 1
+    assert err[0].startswith(
+        'spec.template.cliques[1].topologyConstraint.pack.required: "zone" is broader than '
+        '"block" required by spec.template.podCliqueScalingGroups[0].topologyConstraint'
+    )
