@@ -77,7 +77,7 @@ def check_update(old: PodCliqueSet, new: PodCliqueSet) -> list[FieldError]:
     return errors
 
 
-def _shown(scheduler: str) -> str:
+def _shown(scheduler: str | None) -> str:
     return f'"{scheduler}"' if scheduler else "unset"
 
 
