@@ -36,9 +36,11 @@ async def running_backend(
     namespace: str,
     backend: B,
     config: dict[str, Any],
+    watcher_nc: NatsClient | None = None,
     **settings: Any,
 ) -> AsyncIterator[B]:
-    """Ready once the watcher has listed and the backend consumes and answers requests."""
+    """Ready once the watcher (on ``watcher_nc``, else the backend's connection) has listed
+    and the backend consumes and answers requests."""
     resources = [
         only_this_test(r, namespace)
         for r in mirrored_resources(parse_scheduler_config(config))
@@ -46,7 +48,7 @@ async def running_backend(
     ]
     backend_settings = BackendSettings(subject_prefix=subjects.prefix, **settings)
     js = nc.jetstream()
-    async with running_watcher(api, js, subjects, resources):
+    async with running_watcher(api, (watcher_nc or nc).jetstream(), subjects, resources):
         ready = asyncio.Event()
         task = asyncio.create_task(serve(backend, nc, js, Kube(api), backend_settings, ready=ready))
         try:

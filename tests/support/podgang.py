@@ -105,13 +105,15 @@ async def running_podgang(
     subjects: Subjects,
     namespace: str,
     config: dict[str, Any],
+    watcher_nc: NatsClient | None = None,
     **settings: Any,
 ) -> AsyncIterator[Podgang]:
-    """The service, plus a watcher for what only it reads (this test's pods);
-    the backend's watcher (tests.support.backends) mirrors PodCliqueSets and PodGangs."""
+    """The service, plus a watcher (on ``watcher_nc``, else the service's connection) for
+    what only it reads (this test's pods); the backend's watcher (tests.support.backends)
+    mirrors PodCliqueSets and PodGangs."""
     resources = [only_this_test(PODS, namespace)]
     service = Podgang(api, nc, subjects, config, settings)
-    async with running_watcher(api, nc.jetstream(), subjects, resources):
+    async with running_watcher(api, (watcher_nc or nc).jetstream(), subjects, resources):
         await service.start()
         try:
             yield service

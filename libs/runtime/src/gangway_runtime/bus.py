@@ -8,12 +8,15 @@ import ssl
 import nats
 from nats.aio.client import Client as NatsClient
 
+from gangway_contracts.permissions import inbox_prefix
 from gangway_runtime.settings import ServiceSettings
 
 log = logging.getLogger(__name__)
 
 
 async def connect(settings: ServiceSettings, name: str) -> NatsClient:
+    """``name``: the service's name under the prefix (``Subjects.service_name``)."""
+
     async def disconnected() -> None:
         log.warning("NATS disconnected; reconnecting")
 
@@ -32,6 +35,7 @@ async def connect(settings: ServiceSettings, name: str) -> NatsClient:
         user=settings.nats_user,
         password=password,
         tls=tls,
+        inbox_prefix=inbox_prefix(name).encode(),
         # A service outlives any NATS outage: keep trying, never give up and exit.
         max_reconnect_attempts=-1,
         reconnect_time_wait=1,

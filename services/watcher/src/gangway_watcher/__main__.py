@@ -7,13 +7,13 @@ from gangway_runtime.service import connections, run
 from gangway_watcher.settings import WatcherSettings
 from gangway_watcher.watcher import Watcher
 
-SERVICE = "gangway-watcher"
+NAME = "watcher"
 
 
 async def main() -> None:
     settings = WatcherSettings()
     resources = mirrored_resources(settings.scheduler_config())
-    async with connections(SERVICE, settings) as conn:
+    async with connections(settings.subjects.service_name(NAME), settings) as conn:
         watcher = Watcher(conn.kube, conn.js, settings.subjects, resources, settings)
         conn.probes.ready_when("synced", watcher.ready)
         await watcher.run()
