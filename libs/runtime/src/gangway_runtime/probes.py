@@ -8,6 +8,13 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 
+def bound_port(site: web.TCPSite, asked: int) -> int:
+    """The port a started site listens on: the one the OS chose when 0 was asked for."""
+    sockets = getattr(site._server, "sockets", None) or []
+    port: int = sockets[0].getsockname()[1] if sockets else asked
+    return port
+
+
 class Probes:
     """Liveness is the event loop answering; readiness is every registered check passing."""
 
@@ -44,9 +51,7 @@ class Probes:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()
-        server = site._server  # the port actually bound when 0 was asked for
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else port
+        self.port = bound_port(site, port)
 
     async def stop(self) -> None:
         if self._runner is not None:

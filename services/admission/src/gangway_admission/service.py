@@ -24,6 +24,7 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_runtime import journal
 from gangway_runtime.kube import ApiResource, Kube, KubeError
+from gangway_runtime.probes import bound_port
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,10 @@ async def topology_levels(kube: Kube, pcs: PodCliqueSet) -> tuple[Sequence[str] 
             None,
             f'ClusterTopologyBinding "{name}" not read ({exc.status}): Grove\'s domains used',
         )
-    binding = msgspec.json.decode(body, type=ClusterTopologyBinding)
+    try:
+        binding = msgspec.json.decode(body, type=ClusterTopologyBinding)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return None, f'ClusterTopologyBinding "{name}" unreadable ({exc}): Grove\'s domains used'
     return [level.domain for level in binding.spec.levels], None
 
 
@@ -81,8 +85,7 @@ async def listening(
             runner, settings.webhook_host, settings.webhook_port, ssl_context=certificate.context
         )
         await site.start()
-        sockets = getattr(site._server, "sockets", None) or []  # the port bound when 0 asked
-        port = sockets[0].getsockname()[1] if sockets else settings.webhook_port
+        port = bound_port(site, settings.webhook_port)
         log.info("webhook listening on https://%s:%d", settings.webhook_host, port)
         yield port
     finally:
