@@ -3,7 +3,6 @@ that sends only this test's namespace to it (tests share one API server)."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from nats.aio.client import Client as NatsClient
 from gangway_admission.service import listening
 from gangway_admission.settings import AdmissionSettings
 from gangway_admission.webhook import PATH
+from gangway_cli.up import registration_by_url
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.certs import write_serving_certificate
@@ -63,35 +63,9 @@ async def running_admission(
 
 
 def webhook_configuration(name: str, admission: Admission, namespace: str) -> dict[str, Any]:
-    """As deploy/ registers it, but by URL and for one namespace."""
-    return {
-        "apiVersion": WEBHOOK_CONFIGURATIONS.api_version,
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": name},
-        "webhooks": [
-            {
-                "name": "podcliquesets.gangway.dev",
-                "admissionReviewVersions": ["v1"],
-                "sideEffects": "None",
-                "failurePolicy": "Fail",
-                "timeoutSeconds": 10,
-                "clientConfig": {
-                    "url": admission.url,
-                    "caBundle": base64.b64encode(admission.ca_bundle).decode(),
-                },
-                "rules": [
-                    {
-                        "apiGroups": ["grove.io"],
-                        "apiVersions": ["v1alpha1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["podcliquesets"],
-                        "scope": "Namespaced",
-                    }
-                ],
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-            }
-        ],
-    }
+    """As deploy/ registers it, but by URL and for this test's namespace alone."""
+    only = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+    return registration_by_url(name, admission.url, admission.ca_bundle, only)
 
 
 async def create(api: ApiClient, doc: dict[str, Any], namespace: str, dry_run: bool = False) -> str:

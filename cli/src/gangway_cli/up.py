@@ -207,12 +207,22 @@ class LocalWebhook:
         }
 
     def registration(self) -> dict[str, Any]:
-        webhook = yaml.safe_load(REGISTRATION.read_text())
-        webhook["metadata"] = {"name": WEBHOOK_NAME}
-        for hook in webhook["webhooks"]:
-            ca = base64.b64encode(self.files.ca.read_bytes()).decode()
-            hook["clientConfig"] = {"url": self.url, "caBundle": ca}
-        return webhook  # type: ignore[no-any-return]
+        return registration_by_url(WEBHOOK_NAME, self.url, self.files.ca.read_bytes())
+
+
+def registration_by_url(
+    name: str, url: str, ca_bundle: bytes, namespace_selector: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """deploy/'s ValidatingWebhookConfiguration, the same rules, sent to ``url`` and trusting
+    ``ca_bundle`` instead of the in-cluster Service; ``namespace_selector`` replaces which
+    namespaces it judges (tests sharing one API server take one namespace each)."""
+    webhook: dict[str, Any] = yaml.safe_load(REGISTRATION.read_text())
+    webhook["metadata"] = {"name": name}
+    for hook in webhook["webhooks"]:
+        hook["clientConfig"] = {"url": url, "caBundle": base64.b64encode(ca_bundle).decode()}
+        if namespace_selector is not None:
+            hook["namespaceSelector"] = namespace_selector
+    return webhook
 
 
 def _config_file(given: Path | None, crds: list[Path], workdir: Path) -> Path:
