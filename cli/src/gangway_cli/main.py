@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gangway_cli import certs, config_check, plan, render, up, validate
+from gangway_cli import certs, config_check, deploy, plan, render, up, validate
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_parser(subparsers)
     up.add_parser(subparsers)
     certs.add_parser(subparsers)
+    deploy.add_parser(subparsers)
     return parser
 
 

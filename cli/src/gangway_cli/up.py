@@ -40,7 +40,7 @@ from gangway_localcluster.processes import free_port
 REPO: Final = Path(__file__).resolve().parents[3]
 KAI_PODGROUP_CRD: Final = "scheduling.run.ai_podgroups.yaml"
 GANGWAY_CRDS: Final = REPO / "deploy" / "crds"
-REGISTRATION: Final = REPO / "deploy" / "admission" / "validating-webhook.yaml"
+REGISTRATION: Final = REPO / "deploy" / "base" / "validating-webhook.yaml"
 # Scheduler CRDs (KAI, Volcano, …) are not Gangway's to ship: take them from a folder when
 # one is given or sits beside the checkout (the upstream copies this workplace provides).
 THIRD_PARTY_CRDS: Final = Path(
@@ -184,7 +184,7 @@ WEBHOOK_NAME: Final = "gangway-admission"
 @dataclass(frozen=True)
 class LocalWebhook:
     """The admission service on loopback with a certificate of its own, registered by URL
-    (in a cluster it is a Service; see deploy/admission)."""
+    (in a cluster it is a Service; see deploy/base/admission.yaml)."""
 
     port: int
     files: ServingFiles

@@ -12,7 +12,7 @@ def crd_files(gangway_crds: Path, third_party: Path | None) -> list[Path]:
     the same CRDs would replace ours (same names, so never both). Grove's
     ClusterTopologyBinding, which Gangway reads but does not ship, is taken from upstream.
     """
-    ours = sorted(gangway_crds.glob("*.yaml"))
+    ours = sorted(p for p in gangway_crds.glob("*.yaml") if p.name != "kustomization.yaml")
     if third_party is None or not third_party.is_dir():
         return ours
     theirs = [

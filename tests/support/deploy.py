@@ -1,0 +1,63 @@
+"""deploy/'s overlays, rendered by the control plane's own kubectl (``kubectl kustomize``)."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from typing import Any, Final
+
+import yaml
+
+from gangway_localcluster.build import ensure_binaries
+from tests.support.paths import REPO
+
+OVERLAYS_DIR: Final = REPO / "deploy" / "overlays"
+OVERLAYS: Final = sorted(p.parent.name for p in OVERLAYS_DIR.glob("*/kustomization.yaml"))
+NAMESPACE: Final = "gangway-system"
+
+
+@functools.cache
+def _rendered(overlay: str) -> str:
+    kubectl = ensure_binaries().kubectl
+    done = subprocess.run(
+        [kubectl, "kustomize", str(OVERLAYS_DIR / overlay)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def rendered(overlay: str) -> list[dict[str, Any]]:
+    """The overlay's objects, a fresh copy each call (tests may change them)."""
+    return [doc for doc in yaml.safe_load_all(_rendered(overlay)) if doc]
+
+
+def config_map_data(docs: list[dict[str, Any]], name: str) -> dict[str, str]:
+    """A generated ConfigMap's data, found by its name without the hash suffix."""
+    found = [
+        d
+        for d in docs
+        if d["kind"] == "ConfigMap" and d["metadata"]["name"].rsplit("-", 1)[0] == name
+    ]
+    assert len(found) == 1, f"ConfigMap {name}-<hash>: {len(found)} found"
+    data: dict[str, str] = found[0]["data"]
+    return data
+
+
+def pod_templates(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``Kind/name`` → pod template, of every workload."""
+    templates = {}
+    for doc in docs:
+        spec = doc.get("spec") or {}
+        if doc["kind"] == "CronJob":
+            spec = spec["jobTemplate"]["spec"]
+        if doc["kind"] not in {"Deployment", "StatefulSet", "Job", "CronJob"}:
+            continue
+        template = spec["template"]
+        # A StatefulSet's pods get a volume per claim template; stand in with emptyDirs.
+        claims = [c["metadata"]["name"] for c in spec.get("volumeClaimTemplates", [])]
+        volumes = template["spec"].setdefault("volumes", [])
+        volumes += [{"name": claim, "emptyDir": {}} for claim in claims]
+        templates[f"{doc['kind']}/{doc['metadata']['name']}"] = template
+    return templates
