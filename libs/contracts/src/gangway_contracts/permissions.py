@@ -2,7 +2,7 @@
 
 Derived from :class:`~gangway_contracts.subjects.Subjects`, so the permissions and the
 subjects the code uses cannot drift apart. deploy/ renders them into nats-server's
-configuration (``gangway deploy nats-config``); tests run every service under its own user.
+configuration (``gangway deploy nats-users``); tests run every service under its own user.
 
 Replies go to an inbox of the service's own (``_INBOX_<service>.``), so no user can read the
 answers meant for another, and backends may only answer requests, never publish to inboxes.
