@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gangway_cli import certs, config_check, deploy, plan, render, up, validate
+from gangway_cli import certs, config_check, deploy, plan, render, trace, up, validate
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_parser(subparsers)
     certs.add_parser(subparsers)
     deploy.add_parser(subparsers)
+    trace.add_parser(subparsers)
     return parser
 
 

@@ -4,9 +4,9 @@ change nothing, and keep what is already there."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -93,28 +93,26 @@ async def test_nats_passwords_are_made_once_and_kept(
         assert {k: after[k] for k in first} == first
 
 
-def test_the_command_runs_in_its_own_process(
+async def test_the_command_runs_in_its_own_process(
     api: ApiClient, kubeconfig_of: Callable[[str], Path]
 ) -> None:
     """The job's command line, as the Job's container runs it (here with a kubeconfig)."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gangway_cli.main",
-            "deploy",
-            "nats-passwords",
-            f"--namespace={NAMESPACE}",
-            f"--kubeconfig={kubeconfig_of('gangway-setup')}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
+    await install_rbac(api)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gangway_cli.main",
+        "deploy",
+        "nats-passwords",
+        f"--namespace={NAMESPACE}",
+        f"--kubeconfig={kubeconfig_of('gangway-setup')}",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
-    assert done.returncode == 0, done.stderr
-    assert f"Secret {NAMESPACE}/{NATS_PASSWORDS_SECRET}" in done.stdout
-    assert "password" not in done.stderr.lower()
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode == 0, err.decode()
+    assert f"Secret {NAMESPACE}/{NATS_PASSWORDS_SECRET}" in out.decode()
+    assert "password" not in err.decode().lower()
 
 
 async def _webhook_configuration(api: ApiClient) -> dict[str, Any]:

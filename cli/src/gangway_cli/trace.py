@@ -1,0 +1,63 @@
+"""``gangway trace NAMESPACE/NAME``: a PodCliqueSet's timeline from the journal (which
+service did what, when, how long each step took) and its OpenTelemetry trace id.
+
+The journal lives on the bus, so this needs NATS, not the API server: ``--nats-url``, else
+``$NATS_URL`` (what ``gangway up`` prints), else the local default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+import nats
+
+from gangway_cli.timeline import render
+from gangway_contracts.events import AnyJournalEvent
+from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
+from gangway_runtime import journal
+
+
+def default_nats_url() -> str:
+    return os.environ.get("NATS_URL") or os.environ.get("GANGWAY_NATS_URL", "nats://127.0.0.1:4222")
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    trace = subparsers.add_parser(
+        "trace", help="a PodCliqueSet's timeline from the journal, and its trace id"
+    )
+    trace.add_argument("workload", help="NAMESPACE/NAME of the PodCliqueSet")
+    trace.add_argument("--nats-url", default=None, help="default: $NATS_URL or local")
+    trace.add_argument("--prefix", default=DEFAULT_PREFIX, help="subject prefix")
+    trace.add_argument(
+        "--all", dest="full", action="store_true", default=None, help="every entry, however many"
+    )
+    trace.set_defaults(run=run)
+
+
+async def read_journal(
+    url: str, subjects: Subjects, namespace: str, name: str
+) -> list[AnyJournalEvent]:
+    nc = await nats.connect(url, name="gangway-cli", allow_reconnect=False, connect_timeout=5)
+    try:
+        return await journal.read(nc.jetstream(), subjects, namespace, name)
+    finally:
+        await nc.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    namespace, _, name = args.workload.partition("/")
+    if not namespace or not name:
+        print(f"workload: {args.workload!r} is not NAMESPACE/NAME", file=sys.stderr)
+        return 2
+    url = args.nats_url or default_nats_url()
+    try:
+        events = asyncio.run(read_journal(url, Subjects(args.prefix), namespace, name))
+    except (OSError, TimeoutError, nats.errors.Error) as exc:
+        print(f"NATS at {url}: {exc or type(exc).__name__}", file=sys.stderr)
+        return 1
+    for line in render(args.workload, events, args.full):
+        print(line)
+    return 0 if events else 1

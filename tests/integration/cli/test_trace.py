@@ -1,0 +1,68 @@
+"""``gangway trace`` reads a workload's journal back from a real JetStream: only that
+workload's entries, in order, and prints them with the trace id."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import sys
+
+from nats.aio.client import Client as NatsClient
+
+from gangway_contracts import events as ev
+from gangway_contracts.k8s import NamespacedName
+from gangway_contracts.subjects import Subjects
+from gangway_runtime import journal
+from gangway_runtime.settings import StreamSettings
+from gangway_runtime.streams import ensure_streams
+
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+async def _append(nc: NatsClient, subjects: Subjects, name: str, gangs: int) -> None:
+    js = nc.jetstream()
+    await ensure_streams(js, subjects, StreamSettings(storage="memory"))
+    start = datetime.datetime.now(datetime.UTC)
+    workload = NamespacedName(namespace="ml", name=name)
+    common = {"workload": workload, "service": "gangway-podgang", "trace_id": TRACE}
+    await journal.append(js, subjects, ev.PodCliqueSetObserved(**common, at=start, generation=1))  # type: ignore[arg-type]
+    for i in range(gangs):
+        lifted = start + datetime.timedelta(seconds=1 + i)
+        event = ev.GatesLifted(**common, at=lifted, podgang=f"{name}-{i}", pods=["a"])  # type: ignore[arg-type]
+        await journal.append(js, subjects, event)
+
+
+async def test_reads_one_workloads_journal_in_order(nc: NatsClient, subjects: Subjects) -> None:
+    await _append(nc, subjects, "demo", gangs=600)  # more than one fetch
+    await _append(nc, subjects, "other", gangs=3)
+    read = await journal.read(nc.jetstream(), subjects, "ml", "demo")
+    assert len(read) == 601
+    assert isinstance(read[0], ev.PodCliqueSetObserved)
+    assert [e.podgang for e in read[1:] if isinstance(e, ev.GatesLifted)] == [
+        f"demo-{i}" for i in range(600)
+    ]
+    assert await journal.read(nc.jetstream(), subjects, "ml", "missing") == []
+
+
+async def test_the_command_prints_the_timeline_and_trace_id(
+    nc: NatsClient, subjects: Subjects, nats_url: str
+) -> None:
+    await _append(nc, subjects, "demo", gangs=2)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gangway_cli.main",
+        "trace",
+        "ml/demo",
+        f"--prefix={subjects.prefix}",
+        env={**os.environ, "NATS_URL": nats_url},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode == 0, err.decode()
+    text = out.decode()
+    assert f"trace id: {TRACE}" in text
+    assert "PodCliqueSetObserved" in text
+    assert "demo-1" in text
