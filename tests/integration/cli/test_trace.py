@@ -7,6 +7,7 @@ import asyncio
 import datetime
 import os
 import sys
+from typing import Any
 
 from nats.aio.client import Client as NatsClient
 
@@ -25,11 +26,11 @@ async def _append(nc: NatsClient, subjects: Subjects, name: str, gangs: int) -> 
     await ensure_streams(js, subjects, StreamSettings(storage="memory"))
     start = datetime.datetime.now(datetime.UTC)
     workload = NamespacedName(namespace="ml", name=name)
-    common = {"workload": workload, "service": "gangway-podgang", "trace_id": TRACE}
-    await journal.append(js, subjects, ev.PodCliqueSetObserved(**common, at=start, generation=1))  # type: ignore[arg-type]
+    common: dict[str, Any] = {"workload": workload, "service": "gangway-podgang", "trace_id": TRACE}
+    await journal.append(js, subjects, ev.PodCliqueSetObserved(**common, at=start, generation=1))
     for i in range(gangs):
         lifted = start + datetime.timedelta(seconds=1 + i)
-        event = ev.GatesLifted(**common, at=lifted, podgang=f"{name}-{i}", pods=["a"])  # type: ignore[arg-type]
+        event = ev.GatesLifted(**common, at=lifted, podgang=f"{name}-{i}", pods=["a"])
         await journal.append(js, subjects, event)
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import datetime
 import math
 import random
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from gangway_cli.timeline import entries, gang_latencies, percentile, render, summarise
 from gangway_contracts import events as ev
+from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.k8s import NamespacedName
 
 T0 = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.UTC)
@@ -22,29 +24,29 @@ def at(seconds: float) -> datetime.datetime:
     return T0 + datetime.timedelta(seconds=seconds)
 
 
-def common(seconds: float, service: str = "gangway-podgang") -> dict[str, object]:
+def common(seconds: float, service: str = "gangway-podgang") -> dict[str, Any]:
     return {"workload": WORKLOAD, "at": at(seconds), "service": service, "trace_id": TRACE}
 
 
-def gang_events(gang: str, start: float) -> list[ev.JournalEvent]:
+def gang_events(gang: str, start: float) -> list[AnyJournalEvent]:
     return [
-        ev.PodGangCreated(**common(start), podgang=gang, backend="kai-scheduler"),  # type: ignore[arg-type]
+        ev.PodGangCreated(**common(start), podgang=gang, backend="kai-scheduler"),
         ev.BackendSynced(
-            **common(start + 0.5, "gangway-backend-kai-scheduler"),  # type: ignore[arg-type]
+            **common(start + 0.5, "gangway-backend-kai-scheduler"),
             podgang=gang,
             backend="kai-scheduler",
             resources=[f"PodGroup ml/{gang}"],
         ),
-        ev.PodsCreated(**common(start + 1), podgang=gang, pods=["a", "b"]),  # type: ignore[arg-type]
-        ev.PodGangInitialized(**common(start + 1.5), podgang=gang),  # type: ignore[arg-type]
-        ev.GatesLifted(**common(start + 2), podgang=gang, pods=["a", "b"]),  # type: ignore[arg-type]
+        ev.PodsCreated(**common(start + 1), podgang=gang, pods=["a", "b"]),
+        ev.PodGangInitialized(**common(start + 1.5), podgang=gang),
+        ev.GatesLifted(**common(start + 2), podgang=gang, pods=["a", "b"]),
     ]
 
 
-def journal(gangs: int = 2) -> list[ev.JournalEvent]:
-    found: list[ev.JournalEvent] = [
-        ev.PodCliqueSetObserved(**common(0), generation=1),  # type: ignore[arg-type]
-        ev.PodGangPlanned(**common(0.1), podgangs=[f"demo-{i}" for i in range(gangs)]),  # type: ignore[arg-type]
+def journal(gangs: int = 2) -> list[AnyJournalEvent]:
+    found: list[AnyJournalEvent] = [
+        ev.PodCliqueSetObserved(**common(0), generation=1),
+        ev.PodGangPlanned(**common(0.1), podgangs=[f"demo-{i}" for i in range(gangs)]),
     ]
     for i in range(gangs):
         found += gang_events(f"demo-{i}", 0.2 + i)
@@ -80,7 +82,7 @@ def test_entries_are_ordered_by_time_whatever_order_they_were_read_in() -> None:
 def test_gang_latency_runs_from_the_observation_that_made_the_gang() -> None:
     events = journal(gangs=2)
     # A scale-up later: the new gang's latency starts at the second observation.
-    events.append(ev.PodCliqueSetObserved(**common(100), generation=2))  # type: ignore[arg-type]
+    events.append(ev.PodCliqueSetObserved(**common(100), generation=2))
     events += gang_events("demo-2", 100.5)
     lifted = gang_latencies(events, "GatesLifted")
     assert {k: round(v, 3) for k, v in lifted.items()} == {
