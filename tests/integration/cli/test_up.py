@@ -8,6 +8,7 @@ import signal
 import sys
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -15,20 +16,56 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime.kube import api_client
+from gangway_runtime.tracing import trace_id_hex, workload_context
 from tests.integration.podgang.test_flow import gated, pods
 from tests.integration.watcher.conftest import labelled, podgang
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import fixture
+from tests.support.otlp import Receiver, otlp_receiver
 from tests.support.podgang import workload
 from tests.support.store import eventually, holds, stored
 
 INFERENCE = "podcliquesets/disaggregated-inference.yaml"
+# Every service as its own process, each exporting its own spans.
+TRACED = ("watcher", "podgang", "backend-default-scheduler", "admission")
+
+
+async def _one_trace_across_every_service(
+    collector: Receiver, pcs: dict[str, Any], nats_url: str
+) -> None:
+    """The PodCliqueSet's trace, as a collector receives it from the separate processes:
+    one trace id, derived from its uid, with spans from every service that touched it; and
+    ``gangway trace`` names the same id from the journal."""
+    trace_id = trace_id_hex(workload_context(pcs["metadata"]["uid"]))
+
+    async def services() -> set[str]:
+        return {s.service.removeprefix("gangway-") for s in collector.in_trace(trace_id)}
+
+    await eventually(services, lambda found: found >= set(TRACED))
+    process = await asyncio.create_subprocess_exec(
+        Path(sys.executable).parent / "gangway",
+        "trace",
+        "demo/trainer",
+        f"--nats-url={nats_url}",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, out.decode()
+    assert f"trace id: {trace_id}" in out.decode()
+    assert "GatesLifted" in out.decode()
 
 
 async def test_up_runs_every_service_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    async with otlp_receiver() as collector:
+        await _up_and_down(tmp_path, collector)
+
+
+async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
     ready = tmp_path / "ready.env"
     gangway = Path(sys.executable).parent / "gangway"
+    tracing = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"}
     proc = await asyncio.create_subprocess_exec(
         gangway,
         "up",
@@ -36,7 +73,7 @@ async def test_up_runs_every_service_and_stops_on_ctrl_c(tmp_path: Path) -> None
         str(ready),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        env={**os.environ},
+        env={**os.environ, **tracing},
     )
     try:
 
@@ -60,6 +97,8 @@ async def test_up_runs_every_service_and_stops_on_ctrl_c(tmp_path: Path) -> None
                 lambda f: len(f) == 4 and not any(map(gated, f.values())),
             )
             assert all(p["spec"]["schedulingGroup"] for p in trainer_pods.values())
+            trainer = await live(api, workload("demo", "trainer"), "demo")
+            await _one_trace_across_every_service(collector, trainer, env["NATS_URL"])
             # Each backend keeps its resource for a PodGang it owns: a Workload for
             # default-scheduler, a KAI PodGroup for kai-scheduler (its queue from the
             # PodCliqueSet the PodGang is part of).
