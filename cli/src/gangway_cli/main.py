@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gangway_cli import certs, config_check, deploy, plan, render, trace, up, validate
+from gangway_cli import certs, config_check, demo, deploy, plan, render, trace, up, validate
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_parser(subparsers)
     validate.add_parser(subparsers)
     up.add_parser(subparsers)
+    demo.add_parser(subparsers)
     certs.add_parser(subparsers)
     deploy.add_parser(subparsers)
     trace.add_parser(subparsers)

@@ -164,6 +164,8 @@ class Running:
         for key in ("KUBECONFIG", "NATS_URL"):
             yield f"  export {key}={shlex.quote(env[key])}"
         yield f"  export PATH={shlex.quote(str(self.binaries.kubectl.parent))}:$PATH"
+        yield "  gangway demo   # sample PodCliqueSets, one per backend, with progress"
+        yield "  gangway trace gangway-demo/demo-serving   # its timeline and trace id"
         yield "  kubectl get crds"
         yield "  kubectl create namespace ml"
         yield "  kubectl apply --server-side -f tests/fixtures/podcliquesets/scaletest-1000.yaml"

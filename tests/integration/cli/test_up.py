@@ -31,6 +31,26 @@ INFERENCE = "podcliquesets/disaggregated-inference.yaml"
 TRACED = ("watcher", "podgang", "backend-default-scheduler", "admission")
 
 
+async def _demo_runs_to_the_end(env: dict[str, str]) -> None:
+    """``gangway demo`` against what ``up`` runs: every sample admitted and done."""
+    process = await asyncio.create_subprocess_exec(
+        Path(sys.executable).parent / "gangway",
+        "demo",
+        "--timeout=90",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env={**os.environ, "KUBECONFIG": env["KUBECONFIG"]},
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), 120)
+    text = out.decode()
+    assert process.returncode == 0, text
+    assert "refused" not in text, text
+    for name in ("demo-trainer", "demo-inference", "demo-serving"):
+        assert name in text
+    assert "(6 wait for their base gang)" in text  # two scaled prefill gangs of three pods
+    assert text.rstrip().splitlines()[-2] == "done."
+
+
 async def _one_trace_across_every_service(
     collector: Receiver, pcs: dict[str, Any], nats_url: str
 ) -> None:
@@ -99,6 +119,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
             assert all(p["spec"]["schedulingGroup"] for p in trainer_pods.values())
             trainer = await live(api, workload("demo", "trainer"), "demo")
             await _one_trace_across_every_service(collector, trainer, env["NATS_URL"])
+            await _demo_runs_to_the_end(env)
             # Each backend keeps its resource for a PodGang it owns: a Workload for
             # default-scheduler, a KAI PodGroup for kai-scheduler (its queue from the
             # PodCliqueSet the PodGang is part of).

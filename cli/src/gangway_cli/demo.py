@@ -1,0 +1,222 @@
+"""``gangway demo``: apply sample PodCliqueSets (one per backend, one with a scaling group)
+to the cluster ``gangway up`` runs, and show each one's progress until it is done:
+PodGangs created, pods created, gangs Initialized, scheduling gates lifted.
+
+A gang of a scaling group beyond its minAvailable waits for its base gang to be scheduled
+before its gates lift; ``gangway up`` runs no nodes, so those stay gated and are counted as
+waiting, not as missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+import msgspec
+import yaml
+
+from gangway_contracts import labels
+from gangway_contracts.codec import from_object
+from gangway_contracts.grove import PodCliqueSet
+from gangway_podgang.plan import Plan, plan_podgangs
+from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
+from gangway_runtime.status import PODCLIQUESETS, PODGANGS
+
+PODS: Final = ApiResource("", "v1", "pods")
+NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)
+KAI_QUEUES: Final = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
+SAMPLES: Final = ("default-scheduler.yaml", "kai-scheduler.yaml", "scaling-group.yaml")
+FIELD_MANAGER: Final = "gangway-demo"
+BAR: Final = 12
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = subparsers.add_parser(
+        "demo", help="apply sample PodCliqueSets and show their progress (after gangway up)"
+    )
+    demo.add_argument("--kubeconfig", type=Path, help="default: $KUBECONFIG (gangway up prints it)")
+    demo.add_argument("--namespace", default="gangway-demo")
+    demo.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for all")
+    demo.set_defaults(run=run)
+
+
+def sample(name: str, namespace: str) -> dict[str, Any]:
+    text = resources.files("gangway_cli.samples").joinpath(name).read_text()
+    doc: dict[str, Any] = yaml.safe_load(text)
+    doc["metadata"]["namespace"] = namespace
+    return doc
+
+
+async def apply(kube: Kube, resource: ApiResource, doc: dict[str, Any]) -> None:
+    namespace = doc["metadata"].get("namespace", "")
+    await kube.request(
+        "PATCH",
+        resource.path(namespace, doc["metadata"]["name"]),
+        [("fieldManager", FIELD_MANAGER), ("force", "true")],
+        body=doc,
+        content_type="application/apply-patch+yaml",
+    )
+
+
+@dataclass
+class Progress:
+    """One PodCliqueSet: what its plan asks for, and what the API server shows so far."""
+
+    name: str
+    plan: Plan
+    gangs: int = 0
+    pods: int = 0
+    initialized: int = 0
+    lifted: int = 0
+    refused: str = ""
+
+    @property
+    def base_pods(self) -> int:
+        return sum(
+            len(g.pods)
+            for gang in self.plan.gangs
+            if gang.base == gang.name
+            for g in gang.podgroups
+        )
+
+    @property
+    def planned_pods(self) -> int:
+        return sum(len(g.pods) for gang in self.plan.gangs for g in gang.podgroups)
+
+    @property
+    def done(self) -> bool:
+        planned = len(self.plan.gangs)
+        return bool(self.refused) or (
+            self.gangs == planned
+            and self.pods == self.planned_pods
+            and self.initialized == planned
+            and self.lifted >= self.base_pods
+        )
+
+    def line(self) -> str:
+        if self.refused:
+            return f"{self.name:<16} refused: {self.refused}"
+        planned = len(self.plan.gangs)
+        waiting = self.planned_pods - max(self.lifted, self.base_pods)
+        note = f"  ({waiting} wait for their base gang)" if self.done and waiting else ""
+        return (
+            f"{self.name:<16} gangs {_bar(self.gangs, planned)}  "
+            f"pods {_bar(self.pods, self.planned_pods)}  "
+            f"initialized {_bar(self.initialized, planned)}  "
+            f"gates lifted {_bar(self.lifted, self.planned_pods)}{note}"
+        )
+
+
+def _bar(value: int, total: int) -> str:
+    filled = BAR * value // total if total else BAR
+    return f"{'█' * filled}{'░' * (BAR - filled)} {value}/{total}"
+
+
+async def _items(kube: Kube, path: str, selector: str) -> list[dict[str, Any]]:
+    body = await kube.request("GET", path, [("labelSelector", selector)])
+    found: list[dict[str, Any]] = msgspec.json.decode(body)["items"]
+    return found
+
+
+def _initialized(gang: dict[str, Any]) -> bool:
+    conditions = (gang.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Initialized" and c["status"] == "True" for c in conditions)
+
+
+async def observe(kube: Kube, namespace: str, progress: Progress) -> None:
+    selector = f"{labels.PART_OF}={progress.name}"
+    gangs = await _items(kube, PODGANGS.path(namespace), selector)
+    pods = await _items(kube, PODS.path(namespace), selector)
+    progress.gangs = len(gangs)
+    progress.initialized = sum(map(_initialized, gangs))
+    progress.pods = len(pods)
+    gate = labels.PODGANG_PENDING_CREATION_GATE
+    progress.lifted = sum(
+        not any(g["name"] == gate for g in p["spec"].get("schedulingGates") or []) for p in pods
+    )
+
+
+class Screen:
+    """Redraws the bars in place on a terminal; elsewhere prints a line when one changes."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.drawn: list[str] = []
+
+    def show(self, lines: list[str]) -> None:
+        if self.tty:
+            if self.drawn:
+                self.out.write(f"\x1b[{len(self.drawn)}F")
+            self.out.write("".join(f"\x1b[2K{line}\n" for line in lines))
+        else:
+            for i, line in enumerate(lines):
+                if i >= len(self.drawn) or self.drawn[i] != line:
+                    self.out.write(line + "\n")
+        self.out.flush()
+        self.drawn = lines
+
+
+async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
+    await apply(
+        kube, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    )
+    has_kai = await kube.serves(KAI_QUEUES)
+    if has_kai:
+        queue = {
+            "apiVersion": KAI_QUEUES.api_version,
+            "kind": "Queue",
+            "metadata": {"name": "demo"},
+            "spec": {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}},
+        }
+        await apply(kube, KAI_QUEUES, queue)
+    found = []
+    for name in SAMPLES:
+        doc = sample(name, namespace)
+        pcs = from_object(doc, PodCliqueSet)
+        progress = Progress(pcs.metadata.name, plan_podgangs(pcs, None))
+        if name.startswith("kai") and not has_kai:
+            progress.refused = "KAI's CRDs are not installed"
+        else:
+            try:
+                await apply(kube, PODCLIQUESETS, doc)
+            except KubeError as exc:  # admission says why
+                progress.refused = str(exc)
+        found.append(progress)
+    out.write(f"applied {len(found)} PodCliqueSets in namespace {namespace}:\n")
+    return found
+
+
+async def _demo(args: argparse.Namespace, out: TextIO) -> bool:
+    kube = Kube(await api_client(args.kubeconfig))
+    async with kube.api:
+        progress = await _prepare(kube, args.namespace, out)
+        screen = Screen(out)
+        deadline = time.monotonic() + args.timeout
+        while True:
+            for p in progress:
+                if not p.refused:
+                    await observe(kube, args.namespace, p)
+            screen.show([p.line() for p in progress])
+            if all(p.done for p in progress) or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.5)
+    done = all(p.done for p in progress)
+    out.write("done.\n" if done else f"not done after {args.timeout:.0f} s.\n")
+    out.write(f"Each one's timeline: gangway trace {args.namespace}/<name>\n")
+    return done
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        done = asyncio.run(_demo(args, sys.stdout))
+    except (OSError, KubeError) as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        return 1
+    return 0 if done else 1
