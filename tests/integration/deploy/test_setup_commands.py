@@ -128,13 +128,21 @@ def _ca_bundles(configuration: dict[str, Any]) -> set[bytes]:
     return {base64.b64decode(w["clientConfig"]["caBundle"]) for w in configuration["webhooks"]}
 
 
-async def test_webhook_certificate_is_issued_trusted_and_renewed(
-    api: ApiClient, kubeconfig_of: Callable[[str], Path]
-) -> None:
+@pytest.fixture
+async def target(api: ApiClient) -> AsyncIterator[WebhookCertificate]:
+    """RBAC installed, the webhook configuration registered, no certificate yet."""
     await install_rbac(api)
     await _webhook_configuration(api)
     target = WebhookCertificate(namespace=NAMESPACE)
     await _delete_secret(api, target.name)
+    yield target
+    admission = client.AdmissionregistrationV1Api(api)
+    await admission.delete_validating_webhook_configuration(target.name)
+
+
+async def test_webhook_certificate_is_issued_trusted_and_renewed(
+    api: ApiClient, kubeconfig_of: Callable[[str], Path], target: WebhookCertificate
+) -> None:
     admission = client.AdmissionregistrationV1Api(api)
     async for kube in _as(kubeconfig_of("gangway-webhook-cert")):
         assert await ensure_webhook_certificate(kube, target) == "issued"
@@ -160,16 +168,11 @@ async def test_webhook_certificate_is_issued_trusted_and_renewed(
         stored = await admission.read_validating_webhook_configuration(target.name)
         bundles = _ca_bundles(api.sanitize_for_serialization(stored))
         assert bundles == {base64.b64decode(renewed["ca.crt"])}
-    await admission.delete_validating_webhook_configuration(target.name)
 
 
 async def test_a_damaged_certificate_is_replaced(
-    api: ApiClient, kubeconfig_of: Callable[[str], Path]
+    api: ApiClient, kubeconfig_of: Callable[[str], Path], target: WebhookCertificate
 ) -> None:
-    await install_rbac(api)
-    await _webhook_configuration(api)
-    target = WebhookCertificate(namespace=NAMESPACE)
-    await _delete_secret(api, target.name)
     junk = base64.b64encode(b"not a certificate").decode()
     keys = ("tls.crt", "tls.key", "ca.crt")
     body = client.V1Secret(
@@ -181,6 +184,3 @@ async def test_a_damaged_certificate_is_replaced(
     data = await _secret(api, target.name)
     assert data is not None
     x509.load_pem_x509_certificate(base64.b64decode(data["tls.crt"]))
-    await client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration(
-        target.name
-    )
