@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import base64
 import datetime
-import json
 import secrets
 import sys
 from collections.abc import Iterable
@@ -62,16 +61,6 @@ def _b64(value: bytes) -> str:
     return base64.b64encode(value).decode()
 
 
-async def _read(kube: Kube, path: str) -> dict[str, Any] | None:
-    try:
-        found: dict[str, Any] = json.loads(await kube.request("GET", path))
-    except KubeError as exc:
-        if exc.status == 404:
-            return None
-        raise
-    return found
-
-
 async def _write_secret(
     kube: Kube, namespace: str, current: dict[str, Any] | None, secret: dict[str, Any]
 ) -> bool:
@@ -105,7 +94,7 @@ async def ensure_nats_passwords(
     """
     wanted = {password_variable(user): user for user in users}
     for _ in range(_ATTEMPTS):
-        current = await _read(kube, SECRETS.path(namespace, secret))
+        current = await kube.read(SECRETS, namespace, secret)
         have = (current or {}).get("data") or {}
         missing = sorted(key for key in wanted if key not in have)
         if not missing:
@@ -167,7 +156,7 @@ async def ensure_webhook_certificate(
     trust its CA. Returns "kept" or "issued"."""
     now = now or datetime.datetime.now(datetime.UTC)
     for _ in range(_ATTEMPTS):
-        current = await _read(kube, SECRETS.path(target.namespace, target.name))
+        current = await kube.read(SECRETS, target.namespace, target.name)
         if (ca := target.still_good(current, now)) is not None:
             outcome = "kept"
             break
@@ -191,9 +180,8 @@ async def ensure_webhook_certificate(
 async def _trust_ca(kube: Kube, target: WebhookCertificate, ca: bytes) -> None:
     """Set the CA bundle of every webhook that calls our Service (PUT under the version read,
     so a concurrent edit of the configuration is never lost)."""
-    path = WEBHOOK_CONFIGURATIONS.path(name=target.name)
     for _ in range(_ATTEMPTS):
-        configuration = await _read(kube, path)
+        configuration = await kube.read(WEBHOOK_CONFIGURATIONS, "", target.name)
         if configuration is None:
             raise RuntimeError(f"ValidatingWebhookConfiguration {target.name} not found")
         changed = False
@@ -210,6 +198,7 @@ async def _trust_ca(kube: Kube, target: WebhookCertificate, ca: bytes) -> None:
         if not changed:
             return
         try:
+            path = WEBHOOK_CONFIGURATIONS.path(name=target.name)
             await kube.request("PUT", path, body=configuration)
         except KubeError as exc:
             if exc.status != 409:

@@ -73,17 +73,6 @@ def _unchanged(desired: Manifest, live: Manifest) -> bool:
     )
 
 
-async def read(kube: Kube, resource: ApiResource, namespace: str, name: str) -> Manifest | None:
-    try:
-        body = await kube.request("GET", resource.path(namespace, name))
-    except KubeError as exc:
-        if exc.status == 404:
-            return None
-        raise
-    live: Manifest = msgspec.json.decode(body)
-    return live
-
-
 async def ensure(
     kube: Kube,
     resource: ApiResource,
@@ -98,7 +87,7 @@ async def ensure(
     meta = desired["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
     query = [("fieldManager", field_manager)]
-    live = await read(kube, resource, namespace, name)
+    live = await kube.read(resource, namespace, name)
     if live is None:
         await kube.request("POST", resource.path(namespace), query, body=_stamped(desired))
         return Change.CREATED
@@ -139,7 +128,7 @@ async def delete_owned(
 ) -> bool:
     """Delete an object if, and only if, it still belongs to the given owner (a PodGang of
     the same name created since must keep its objects). True if something was deleted."""
-    live = await read(kube, resource, namespace, name)
+    live = await kube.read(resource, namespace, name)
     if live is None:
         return False
     owners = live["metadata"].get("ownerReferences", [])

@@ -153,6 +153,19 @@ class Kube:
                 if len(buffer) > MAX_EVENT_BYTES:
                     raise KubeError(0, "EventTooLarge", f"over {MAX_EVENT_BYTES} bytes")
 
+    async def read(
+        self, resource: ApiResource, namespace: str, name: str
+    ) -> dict[str, Any] | None:
+        """One object, decoded; None when it does not exist."""
+        try:
+            body = await self.request("GET", resource.path(namespace, name))
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        found: dict[str, Any] = msgspec.json.decode(body)
+        return found
+
     async def served_versions(self, group: str) -> list[str]:
         """Versions of an API group the server serves, preferred first; [] if none."""
         if not group:

@@ -7,7 +7,7 @@ from typing import Any
 from gangway_backend_kai import translate
 from gangway_backend_kai.translate import NAME, PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned, ensure, read
+from gangway_backendkit.converge import delete_owned, ensure
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
 from gangway_contracts import labels
@@ -53,7 +53,7 @@ class KaiBackend:
         queue = resolved.name if resolved else None
         if queue is None:
             # Fixed at creation: an existing PodGroup keeps the queue it was made with.
-            live = await read(ctx.kube, PODGROUPS, meta.namespace, meta.name)
+            live = await ctx.kube.read(PODGROUPS, meta.namespace, meta.name)
             queue = (live or {}).get("spec", {}).get("queue")
         if queue is None:
             if resolved is None:  # not in the store yet: the watcher mirrors it shortly
@@ -89,7 +89,7 @@ class KaiBackend:
         if queue.name is not None:
             if ctx is None:
                 warnings.append(f'not checked offline: KAI Queue "{queue.name}" exists')
-            elif await read(ctx.kube, QUEUES, "", queue.name) is None:
+            elif await ctx.kube.read(QUEUES, "", queue.name) is None:
                 errors.append(
                     FieldError(
                         field=queue.field,
