@@ -34,12 +34,11 @@ from gangway_contracts.config import load_operator_config
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
-from gangway_runtime.kube import ApiResource, Kube, api_client
-from gangway_runtime.status import PODCLIQUESETS, PODGANGS
+from gangway_runtime.kube import Kube, api_client
+from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "podcliquesets" / "scaletest-1000.yaml"
-CORE_PODS = ApiResource("", "v1", "pods")
 NAMESPACE = "bench"
 GATE = labels.PODGANG_PENDING_CREATION_GATE
 
@@ -102,10 +101,10 @@ async def bench(replicas: int, gang: bool) -> dict[str, Any]:
                     return len(await items(kube, PODGANGS.path(NAMESPACE))) == replicas
 
                 async def pods_made() -> bool:
-                    return len(await items(kube, CORE_PODS.path(NAMESPACE))) == pods
+                    return len(await items(kube, PODS.path(NAMESPACE))) == pods
 
                 async def gates_lifted() -> bool:
-                    found = await items(kube, CORE_PODS.path(NAMESPACE))
+                    found = await items(kube, PODS.path(NAMESPACE))
                     return len(found) == pods and not any(
                         g["name"] == GATE
                         for p in found

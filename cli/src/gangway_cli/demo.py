@@ -23,12 +23,13 @@ import yaml
 
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
-from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.pods import Pod
+from gangway_podgang.decide import initialized_status
 from gangway_podgang.plan import Plan, plan_podgangs
 from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
-from gangway_runtime.status import PODCLIQUESETS, PODGANGS
+from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
 
-PODS: Final = ApiResource("", "v1", "pods")
 NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)
 KAI_QUEUES: Final = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
 SAMPLES: Final = ("default-scheduler.yaml", "kai-scheduler.yaml", "scaling-group.yaml")
@@ -124,22 +125,17 @@ async def _items(kube: Kube, path: str, selector: str) -> list[dict[str, Any]]:
     return found
 
 
-def _initialized(gang: dict[str, Any]) -> bool:
-    conditions = (gang.get("status") or {}).get("conditions") or []
-    return any(c["type"] == "Initialized" and c["status"] == "True" for c in conditions)
-
-
 async def observe(kube: Kube, namespace: str, progress: Progress) -> None:
+    """Read through the same views and rules the podgang service decides with."""
     selector = f"{labels.PART_OF}={progress.name}"
-    gangs = await _items(kube, PODGANGS.path(namespace), selector)
-    pods = await _items(kube, PODS.path(namespace), selector)
+    gangs = [
+        from_object(g, PodGang) for g in await _items(kube, PODGANGS.path(namespace), selector)
+    ]
+    pods = [from_object(p, Pod) for p in await _items(kube, PODS.path(namespace), selector)]
     progress.gangs = len(gangs)
-    progress.initialized = sum(map(_initialized, gangs))
+    progress.initialized = sum(initialized_status(g) is True for g in gangs)
     progress.pods = len(pods)
-    gate = labels.PODGANG_PENDING_CREATION_GATE
-    progress.lifted = sum(
-        not any(g["name"] == gate for g in p["spec"].get("schedulingGates") or []) for p in pods
-    )
+    progress.lifted = sum(not p.is_gated(labels.PODGANG_PENDING_CREATION_GATE) for p in pods)
 
 
 class Screen:

@@ -153,9 +153,7 @@ class Kube:
                 if len(buffer) > MAX_EVENT_BYTES:
                     raise KubeError(0, "EventTooLarge", f"over {MAX_EVENT_BYTES} bytes")
 
-    async def read(
-        self, resource: ApiResource, namespace: str, name: str
-    ) -> dict[str, Any] | None:
+    async def read(self, resource: ApiResource, namespace: str, name: str) -> dict[str, Any] | None:
         """One object, decoded; None when it does not exist."""
         try:
             body = await self.request("GET", resource.path(namespace, name))

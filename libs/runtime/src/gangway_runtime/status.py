@@ -26,6 +26,7 @@ from gangway_runtime.kube import ApiResource, Kube, KubeError
 
 PODGANGS = ApiResource(SCHEDULER_GROUP, SCHEDULER_VERSION, PODGANG_PLURAL)
 PODCLIQUESETS = ApiResource(GROVE_GROUP, GROVE_VERSION, "podcliquesets")
+PODS = ApiResource("", "v1", "pods")
 _ATTEMPTS = 5
 # Grove requires status.phase; a PodGang nobody has placed yet is Pending.
 _PENDING = "Pending"

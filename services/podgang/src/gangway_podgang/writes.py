@@ -34,12 +34,11 @@ from gangway_podgang.plan import PlannedGang
 from gangway_podgang.readmodel import Workload
 from gangway_podgang.report import Reporter
 from gangway_runtime import tracing
-from gangway_runtime.kube import ApiResource, Kube, KubeError
-from gangway_runtime.status import PODGANGS, now, set_podgang_condition
+from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition
 
 log = logging.getLogger(__name__)
 
-PODS = ApiResource("", "v1", "pods")
 T = TypeVar("T")
 # The micro framework's header on an error reply (nats.micro).
 _SERVICE_ERROR = "Nats-Service-Error"
