@@ -12,9 +12,11 @@ import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.js import JetStreamContext
 
+from gangway_contracts.events import event_type
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import MirroredResource
 from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Subjects
+from gangway_runtime import journal as gangway_journal
 from gangway_runtime import tasks
 from gangway_runtime.kube import Kube
 from gangway_runtime.objects import last_per_subject
@@ -124,12 +126,4 @@ async def dead_letters(js: JetStreamContext, subjects: Subjects) -> list[tuple[s
 
 async def journal(js: JetStreamContext, subjects: Subjects, namespace: str, pcs: str) -> list[str]:
     """The event types journaled for one workload, in order."""
-    info = await js.stream_info(subjects.journal_stream)
-    found: list[str] = []
-    if not info.state.messages:
-        return found
-    for seq in range(info.state.first_seq, info.state.last_seq + 1):
-        subject = (await js.get_msg(subjects.journal_stream, seq)).subject or ""
-        if subject.startswith(subjects.journal(namespace, pcs, "")):
-            found.append(subject.rsplit(".", 1)[-1])
-    return found
+    return [event_type(e) for e in await gangway_journal.read(js, subjects, namespace, pcs)]

@@ -61,6 +61,16 @@ def _b64(value: bytes) -> str:
     return base64.b64encode(value).decode()
 
 
+def _secret(name: str, namespace: str, type_: str, data: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace, "labels": _LABELS},
+        "type": type_,
+        "data": data,
+    }
+
+
 async def _write_secret(
     kube: Kube, namespace: str, current: dict[str, Any] | None, secret: dict[str, Any]
 ) -> bool:
@@ -99,13 +109,8 @@ async def ensure_nats_passwords(
         missing = sorted(key for key in wanted if key not in have)
         if not missing:
             return []
-        body = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": secret, "namespace": namespace, "labels": _LABELS},
-            "type": "Opaque",
-            "data": {key: _b64(secrets.token_urlsafe(32).encode()) for key in missing},
-        }
+        data = {key: _b64(secrets.token_urlsafe(32).encode()) for key in missing}
+        body = _secret(secret, namespace, "Opaque", data)
         if await _write_secret(kube, namespace, current, body):
             return [wanted[key] for key in missing]
     raise RuntimeError(f"Secret {namespace}/{secret} kept changing under us; run again")
@@ -161,13 +166,7 @@ async def ensure_webhook_certificate(
             outcome = "kept"
             break
         ca, data = target.issue()
-        body = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": target.name, "namespace": target.namespace, "labels": _LABELS},
-            "type": "kubernetes.io/tls",
-            "data": data,
-        }
+        body = _secret(target.name, target.namespace, "kubernetes.io/tls", data)
         if await _write_secret(kube, target.namespace, current, body):
             outcome = "issued"
             break
