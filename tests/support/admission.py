@@ -15,19 +15,16 @@ from nats.aio.client import Client as NatsClient
 from gangway_admission.service import listening
 from gangway_admission.settings import AdmissionSettings
 from gangway_admission.webhook import PATH
+from gangway_cli.cluster import WEBHOOK_CONFIGURATIONS
 from gangway_cli.up import registration_by_url
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.certs import write_serving_certificate
-from gangway_runtime.kube import ApiResource, Kube, KubeError
+from gangway_runtime.kube import Kube, KubeError
 from gangway_runtime.status import PODCLIQUESETS
 from gangway_runtime.streams import ensure_streams
 from tests.support.manifests import fixture
 from tests.support.store import eventually
-
-WEBHOOK_CONFIGURATIONS = ApiResource(
-    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
-)
 
 
 @dataclass(frozen=True)

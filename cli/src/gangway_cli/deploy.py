@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from cryptography import x509
 
+from gangway_cli.cluster import WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
 from gangway_cli.inputs import read_config
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.permissions import (
@@ -40,11 +41,7 @@ from gangway_localcluster.certs import CertificateAuthority
 from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
 
 SECRETS: Final = ApiResource("", "v1", "secrets")
-WEBHOOK_CONFIGURATIONS: Final = ApiResource(
-    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
-)
 NATS_PASSWORDS_SECRET: Final = "gangway-nats-users"
-WEBHOOK_NAME: Final = "gangway-admission"  # Service, Secret and webhook configuration
 _MERGE_PATCH: Final = "application/merge-patch+json"
 _ATTEMPTS: Final = 5  # read-modify-write rounds lost to a concurrent writer before giving up
 _LABELS: Final = {"app.kubernetes.io/part-of": "gangway"}

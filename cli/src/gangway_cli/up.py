@@ -2,27 +2,34 @@
 
 Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager) with
 Gangway's CRDs and the scheduler CRDs it can find, nats-server with JetStream, and every
-Gangway service that exists as a separate process (``services.py``); prints where
-everything is; Ctrl-C stops all of it and removes what it created.
+Gangway service as a separate process (``services.py``); prints where everything is; Ctrl-C
+stops all of it and removes what it created. With ``--kubeconfig`` the cluster is an existing
+one: only NATS and the services start here (``cluster.py`` says what is asked of it).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
+import ipaddress
 import os
 import shlex
 import signal
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any, Final
 
 import yaml
 
 from gangway_admission.webhook import PATH
+from gangway_cli import cluster
 from gangway_cli.services import LocalServices, services_for
 from gangway_contracts.config import (
     DEFAULT_SCHEDULER,
@@ -36,9 +43,9 @@ from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.processes import free_port
+from gangway_runtime.kube import KubeError
 
 REPO: Final = Path(__file__).resolve().parents[3]
-KAI_PODGROUP_CRD: Final = "scheduling.run.ai_podgroups.yaml"
 GANGWAY_CRDS: Final = REPO / "deploy" / "crds"
 REGISTRATION: Final = REPO / "deploy" / "base" / "validating-webhook.yaml"
 # Scheduler CRDs (KAI, Volcano, …) are not Gangway's to ship: take them from a folder when
@@ -51,6 +58,20 @@ THIRD_PARTY_CRDS: Final = Path(
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up = subparsers.add_parser("up", help="run Gangway locally: control plane, NATS, services")
     up.add_argument(
+        "--kubeconfig",
+        type=Path,
+        default=None,
+        help="run against this existing cluster (its current context) instead of a local "
+        "control plane: only NATS and the services start here; Gangway's CRDs are installed "
+        "if missing",
+    )
+    up.add_argument(
+        "--webhook-host",
+        default=None,
+        help="with --kubeconfig: the address of this machine the cluster's API server can "
+        "reach; admission is registered there (default: not registered)",
+    )
+    up.add_argument(
         "--state-dir",
         type=Path,
         default=None,
@@ -60,8 +81,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--config",
         type=Path,
         default=None,
-        help="operator configuration (scheduler profiles); default: default-scheduler with "
-        "gang scheduling, plus kai-scheduler when KAI's CRDs are installed",
+        help="operator configuration (scheduler profiles); default: default-scheduler, with "
+        "gang scheduling where the Workload API is served, plus kai-scheduler where KAI's "
+        "PodGroups are",
     )
     up.add_argument(
         "--ready-file",
@@ -73,97 +95,133 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.webhook_host and args.kubeconfig is None:
+        print("up: --webhook-host goes with --kubeconfig", file=sys.stderr)
+        return 2
     say = partial(print, flush=True)
-    say("building or reusing the control-plane binaries…")
-    binaries = ensure_binaries(log=True)
-    state = args.state_dir
-    if state is not None:
+    with ExitStack() as stack:
+        state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
         state.mkdir(parents=True, exist_ok=True)
-    nats = NatsServer.start(workdir=state / "nats" if state else None)
-    try:
-        crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
-        cp = ControlPlane.start(binaries, workdir=state / "cluster" if state else None, crds=crds)
-    except BaseException:
-        nats.stop()
-        raise
-    try:
-        config_file = _config_file(args.config, crds, cp.workdir)
+        local = None if args.kubeconfig else _local_cluster(state, args.state_dir, stack, say)
+        kubeconfig = local.cp.kubeconfig if local else args.kubeconfig.resolve()
+        try:
+            found = asyncio.run(cluster.prepare(kubeconfig, _gangway_crds()))
+        except (cluster.ClusterInUse, KubeError, OSError) as exc:
+            print(f"up: the cluster of {kubeconfig}: {exc}", file=sys.stderr)
+            return 1
+        nats = NatsServer.start(workdir=state / "nats" if args.state_dir else None)
+        stack.callback(nats.stop)
+        config_file = _config_file(args.config, found, state)
         config = load_operator_config(config_file.read_text())
-        webhook = LocalWebhook.make(cp.workdir / "admission")
+        webhook_host = "127.0.0.1" if local else args.webhook_host
+        webhook = LocalWebhook.make(state / "admission", webhook_host or "127.0.0.1")
         services = LocalServices.start(
-            cp.workdir / "logs",
+            state / "logs",
             {
                 "GANGWAY_NATS_URL": nats.url,
-                "GANGWAY_KUBECONFIG": str(cp.kubeconfig),
+                "GANGWAY_KUBECONFIG": str(kubeconfig),
                 "GANGWAY_CONFIG_FILE": str(config_file),
-                "GANGWAY_STREAMS__STORAGE": "memory" if state is None else "file",
+                "GANGWAY_STREAMS__STORAGE": "memory" if args.state_dir is None else "file",
             },
             services_for(config),
             {"admission": webhook.settings},
         )
-        try:
-            cp.request("POST", WEBHOOK_CONFIGURATIONS, webhook.registration())
-        except BaseException:
-            services.stop()
-            raise
-    except BaseException:
-        cp.stop()
-        nats.stop()
-        raise
-    try:
-        env = {
-            "KUBECONFIG": str(cp.kubeconfig),
-            "NATS_URL": nats.url,
-            "PATH": f"{binaries.kubectl.parent}:{os.environ.get('PATH', '')}",
-        }
-        running = Running(binaries, cp, crds, nats.url, config_file, services, webhook)
+        stack.callback(services.stop)
+        if webhook_host:
+            asyncio.run(cluster.register(kubeconfig, webhook.registration()))
+            stack.callback(_deregister, kubeconfig)
+        env = {"KUBECONFIG": str(kubeconfig), "NATS_URL": nats.url}
+        if local:
+            env["PATH"] = f"{local.binaries.kubectl.parent}:{os.environ.get('PATH', '')}"
+        running = Running(local, found, nats.url, config_file, services, webhook, webhook_host)
         for line in running.summary(config, env):
             say(line)
         say("Ctrl-C stops everything.")
         if args.ready_file:
             args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
         _wait_for_interrupt()
-    finally:
         # A second Ctrl-C must not cut the clean-up short and leave processes behind.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         say("stopping…")
-        services.stop()
-        cp.stop()
-        nats.stop()
     return 0
+
+
+@dataclass(frozen=True)
+class LocalCluster:
+    binaries: Binaries
+    cp: ControlPlane
+    crds: list[Path]
+
+
+def _local_cluster(
+    state: Path, keep: Path | None, stack: ExitStack, say: Callable[[str], None]
+) -> LocalCluster:
+    say("building or reusing the control-plane binaries…")
+    binaries = ensure_binaries(log=True)
+    crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
+    cp = ControlPlane.start(binaries, workdir=state / "cluster" if keep else None, crds=crds)
+    stack.callback(cp.stop)
+    return LocalCluster(binaries, cp, crds)
+
+
+def _deregister(kubeconfig: Path) -> None:
+    try:
+        asyncio.run(cluster.deregister(kubeconfig))
+    except (KubeError, OSError) as exc:  # say so and go on stopping the rest
+        print(f"up: could not remove the webhook registration: {exc}", file=sys.stderr)
+
+
+def _gangway_crds() -> list[Path]:
+    return crd_files(GANGWAY_CRDS, None)
 
 
 @dataclass(frozen=True)
 class Running:
     """Everything ``up`` started, for telling the user where it is."""
 
-    binaries: Binaries
-    cp: ControlPlane
-    crds: list[Path]
+    local: LocalCluster | None
+    found: cluster.Found
     nats_url: str
     config_file: Path
     services: LocalServices
     webhook: LocalWebhook
+    webhook_host: str | None
 
     def summary(self, config: SchedulerConfig, env: dict[str, str]) -> Iterator[str]:
-        cp, logs = self.cp, self.cp.workdir / "logs"
-        yield (
-            f"Kubernetes v{self.binaries.version} at {cp.server} "
-            f"(Workload API scheduling.k8s.io/{cp.workload_api_version})"
+        found, logs = self.found, self.services.workdir
+        workload_api = found.workload_api or "not served"
+        if self.local:
+            yield f"Local control plane, Kubernetes {found.version} at {found.server}"
+        else:
+            yield f"Existing cluster, Kubernetes {found.version} at {found.server}"
+        yield f"  kubeconfig: {env['KUBECONFIG']}"
+        yield f"  Workload API (scheduling.k8s.io): {workload_api}; KAI: " + (
+            "served" if found.kai else "not served"
         )
-        yield f"  kubeconfig: {cp.kubeconfig}"
-        yield f"  CRDs: {len(self.crds)} installed ({', '.join(p.stem for p in self.crds)})"
+        if self.local:
+            stems = ", ".join(p.stem for p in self.local.crds)
+            yield f"  CRDs: {len(self.local.crds)} installed ({stems})"
+        else:
+            yield "  Gangway CRDs installed: " + (", ".join(found.installed) or "none needed")
         yield f"NATS with JetStream at {self.nats_url}"
         yield f"Scheduler profiles ({self.config_file}): {', '.join(config.enabled)}"
         yield f"  default: {config.default}"
         yield "Services:"
         for name, port in self.services.ports.items():
             yield f"  {name}: http://127.0.0.1:{port}/metrics, log {logs / name}.log"
-        yield f"  admission webhook: {self.webhook.url} (registered as {WEBHOOK_NAME})"
+        if self.webhook_host:
+            yield f"  admission webhook: {self.webhook.url} (registered as {cluster.WEBHOOK_NAME})"
+        else:
+            yield (
+                f"  admission webhook: {self.webhook.url}, not registered: the cluster's API "
+                "server cannot call this machine's loopback (--webhook-host HOST registers it)"
+            )
         yield "Try, in another shell:"
         for key in ("KUBECONFIG", "NATS_URL"):
             yield f"  export {key}={shlex.quote(env[key])}"
-        yield f"  export PATH={shlex.quote(str(self.binaries.kubectl.parent))}:$PATH"
+        if self.local:
+            kubectl = self.local.binaries.kubectl.parent
+            yield f"  export PATH={shlex.quote(str(kubectl))}:$PATH"
         yield "  gangway demo   # sample PodCliqueSets, one per backend, with progress"
         yield "  gangway trace gangway-demo/demo-serving   # its timeline and trace id"
         yield "  kubectl get crds"
@@ -177,39 +235,50 @@ class Running:
         yield "  nats stream view GANGWAY_OBJECTS   # the watcher's mirror (nats CLI)"
 
 
-WEBHOOK_CONFIGURATIONS: Final = (
-    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
-)
-WEBHOOK_NAME: Final = "gangway-admission"
-
-
 @dataclass(frozen=True)
 class LocalWebhook:
-    """The admission service on loopback with a certificate of its own, registered by URL
-    (in a cluster it is a Service; see deploy/base/admission.yaml)."""
+    """The admission service on this machine with a certificate of its own for ``host``,
+    registered by URL (in a cluster it is a Service; see deploy/base/admission.yaml)."""
 
+    host: str
     port: int
     files: ServingFiles
 
     @classmethod
-    def make(cls, directory: Path) -> LocalWebhook:
-        return cls(free_port(), write_serving_certificate(directory, ("127.0.0.1",)))
+    def make(cls, directory: Path, host: str) -> LocalWebhook:
+        return cls(host, free_port(), write_serving_certificate(directory, (host,)))
 
     @property
     def url(self) -> str:
-        return f"https://127.0.0.1:{self.port}{PATH}"
+        return f"https://{_url_host(self.host)}:{self.port}{PATH}"
 
     @property
     def settings(self) -> dict[str, str]:
+        # Any interface unless the API server is on this machine: it calls in from elsewhere.
+        bind = "127.0.0.1" if _loopback(self.host) else "0.0.0.0"
         return {
-            "GANGWAY_WEBHOOK_HOST": "127.0.0.1",
+            "GANGWAY_WEBHOOK_HOST": bind,
             "GANGWAY_WEBHOOK_PORT": str(self.port),
             "GANGWAY_TLS_CERT_FILE": str(self.files.cert),
             "GANGWAY_TLS_KEY_FILE": str(self.files.key),
         }
 
     def registration(self) -> dict[str, Any]:
-        return registration_by_url(WEBHOOK_NAME, self.url, self.files.ca.read_bytes())
+        return registration_by_url(cluster.WEBHOOK_NAME, self.url, self.files.ca.read_bytes())
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _url_host(host: str) -> str:
+    try:
+        return f"[{host}]" if ipaddress.ip_address(host).version == 6 else host
+    except ValueError:
+        return host
 
 
 def registration_by_url(
@@ -227,15 +296,17 @@ def registration_by_url(
     return webhook
 
 
-def _config_file(given: Path | None, crds: list[Path], workdir: Path) -> Path:
+def _config_file(given: Path | None, found: cluster.Found, workdir: Path) -> Path:
     """The operator configuration the services read: the one given, else the embedded
-    default (KAI only when its PodGroup CRD is installed: its backend needs it to start)."""
+    default from what the cluster serves (gang scheduling needs the Workload API; the KAI
+    backend cannot start without KAI's PodGroups)."""
     if given is not None:
         return given.resolve()
+    gang = found.workload_api is not None
     profiles: list[dict[str, object]] = [
-        {"name": DEFAULT_SCHEDULER, "default": True, "config": {"gangScheduling": True}}
+        {"name": DEFAULT_SCHEDULER, "default": True, "config": {"gangScheduling": gang}}
     ]
-    if any(p.name == KAI_PODGROUP_CRD for p in crds):
+    if found.kai:
         profiles.append({"name": KAI_SCHEDULER})
     path = workdir / "operator-config.yaml"
     path.write_text(yaml.safe_dump({"scheduler": {"profiles": profiles}}, sort_keys=False))

@@ -28,7 +28,19 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
+from gangway_runtime.kube import Kube
 from gangway_runtime.service import CannotStart
+
+
+async def served_workload_version(kube: Kube) -> WorkloadVersion | None:
+    """The newest Workload API version the API server serves whole (v1alpha2 needs its
+    PodGroups too), or None: gang scheduling cannot work there."""
+    for version in WORKLOAD_VERSIONS:
+        if await kube.serves(translate.workloads(version)):
+            if version == "v1alpha2" and not await kube.serves(PODGROUPS):
+                continue
+            return version
+    return None
 
 
 class KubeBackend:
@@ -54,12 +66,9 @@ class KubeBackend:
     async def init(self, ctx: BackendContext) -> None:
         if not self.gang_scheduling:
             return
-        for version in WORKLOAD_VERSIONS:
-            if await ctx.kube.serves(translate.workloads(version)):
-                if version == "v1alpha2" and not await ctx.kube.serves(PODGROUPS):
-                    continue
-                self.version = version
-                return
+        self.version = await served_workload_version(ctx.kube)
+        if self.version is not None:
+            return
         raise CannotStart(
             f"gangScheduling is on but the API server serves no {GROUP} Workload API "
             f"({' or '.join(WORKLOAD_VERSIONS)}): start kube-apiserver and kube-scheduler with "

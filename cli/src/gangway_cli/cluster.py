@@ -1,0 +1,131 @@
+"""What ``gangway up`` needs from the cluster it runs against, local or existing: Gangway's
+CRDs served, what the schedulers there serve, and the admission webhook registered by URL
+while ``up`` runs (and removed when it stops, so no dead webhook refuses PodCliqueSets)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+import yaml
+
+from gangway_backend_kai.translate import PODGROUPS as KAI_PODGROUPS
+from gangway_backend_kube.backend import served_workload_version
+from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
+
+CRDS: Final = ApiResource("apiextensions.k8s.io", "v1", "customresourcedefinitions", False)
+WEBHOOK_CONFIGURATIONS: Final = ApiResource(
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False
+)
+WEBHOOK_NAME: Final = "gangway-admission"  # Service, Secret and webhook configuration
+# Marks the registration ``up`` made, so a later ``up`` may replace it and nothing else.
+REGISTERED_BY: Final = "gangway.dev/registered-by"
+UP: Final = "gangway-up"
+ESTABLISHED_WITHIN: Final = 60.0
+
+
+class ClusterInUse(Exception):
+    """Gangway already runs in the cluster: a second copy would act on the same objects."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the cluster is and serves, once Gangway's CRDs are there."""
+
+    server: str
+    version: str
+    installed: list[str]  # Gangway's CRDs ``up`` had to install (the others were there)
+    kai: bool
+    workload_api: str | None
+
+
+async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
+    """Install the Gangway CRDs the cluster does not serve yet (never replacing one that is
+    there: Grove may own it) and say what the cluster serves; refuse a cluster where a
+    Gangway admission webhook that ``up`` did not register exists."""
+    kube = Kube(await api_client(kubeconfig))
+    async with kube.api:
+        version = msgspec.json.decode(await kube.request("GET", "/version"))["gitVersion"]
+        existing = await kube.read(WEBHOOK_CONFIGURATIONS, "", WEBHOOK_NAME)
+        if existing is not None and _annotations(existing).get(REGISTERED_BY) != UP:
+            raise ClusterInUse(
+                f"ValidatingWebhookConfiguration {WEBHOOK_NAME} exists and was not made by "
+                "gangway up: Gangway seems installed in this cluster already, and a second "
+                "copy would act on the same PodCliqueSets"
+            )
+        installed = [
+            name for doc in _crds(gangway_crds) if (name := await _install_missing(kube, doc))
+        ]
+        return Found(
+            server=str(kube.api.configuration.host),
+            version=version,
+            installed=installed,
+            kai=await kube.serves(KAI_PODGROUPS),
+            workload_api=await served_workload_version(kube),
+        )
+
+
+async def register(kubeconfig: Path, registration: dict[str, Any]) -> None:
+    """Register the webhook, replacing one an earlier ``up`` left behind."""
+    name = registration["metadata"]["name"]
+    registration["metadata"].setdefault("annotations", {})[REGISTERED_BY] = UP
+    kube = Kube(await api_client(kubeconfig))
+    async with kube.api:
+        await _delete_ours(kube, name)
+        await kube.request("POST", WEBHOOK_CONFIGURATIONS.path(), body=registration)
+
+
+async def deregister(kubeconfig: Path) -> None:
+    kube = Kube(await api_client(kubeconfig))
+    async with kube.api:
+        await _delete_ours(kube, WEBHOOK_NAME)
+
+
+async def _delete_ours(kube: Kube, name: str) -> None:
+    found = await kube.read(WEBHOOK_CONFIGURATIONS, "", name)
+    if found is None or _annotations(found).get(REGISTERED_BY) != UP:
+        return
+    try:
+        await kube.request("DELETE", WEBHOOK_CONFIGURATIONS.path("", name))
+    except KubeError as exc:
+        if exc.status != 404:
+            raise
+
+
+def _annotations(obj: dict[str, Any]) -> dict[str, str]:
+    found: dict[str, str] = obj.get("metadata", {}).get("annotations") or {}
+    return found
+
+
+def _crds(paths: list[Path]) -> list[dict[str, Any]]:
+    return [
+        doc
+        for path in paths
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc and doc.get("kind") == "CustomResourceDefinition"
+    ]
+
+
+async def _install_missing(kube: Kube, crd: dict[str, Any]) -> str | None:
+    """Create ``crd`` unless its resource is served; its name once it serves, if created."""
+    spec = crd["spec"]
+    storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
+    resource = ApiResource(spec["group"], storage, spec["names"]["plural"])
+    if await kube.serves(resource):
+        return None
+    try:
+        await kube.request("POST", CRDS.path(), body=crd)
+    except KubeError as exc:
+        if exc.status != 409:  # made but not served yet: wait for it below
+            raise
+    deadline = time.monotonic() + ESTABLISHED_WITHIN
+    while not await kube.serves(resource):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{crd['metadata']['name']} not served after {ESTABLISHED_WITHIN}s")
+        await asyncio.sleep(0.2)
+    name: str = crd["metadata"]["name"]
+    return name
