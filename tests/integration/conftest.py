@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Iterator
 
 import nats
 import pytest
-from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 from nats.js.errors import NotFoundError
@@ -18,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from gangway_contracts.subjects import Subjects
 from gangway_runtime.tracing import setup_tracing
 from tests.support import environment
+from tests.support.kube import admin_client, fresh_namespace
 
 pytestmark = pytest.mark.integration
 
@@ -55,21 +55,14 @@ def nats_url() -> Iterator[str]:
 
 @pytest.fixture
 async def api(cluster: environment.Cluster) -> AsyncIterator[ApiClient]:
-    configuration = client.Configuration()
-    await config.load_kube_config(
-        config_file=str(cluster.kubeconfig), client_configuration=configuration
-    )
-    async with ApiClient(configuration) as api_client:
+    async with admin_client(cluster.kubeconfig) as api_client:
         yield api_client
 
 
 @pytest.fixture
 async def namespace(api: ApiClient) -> AsyncIterator[str]:
-    name = f"t-{uuid.uuid4().hex[:10]}"
-    core = client.CoreV1Api(api)
-    await core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-    yield name
-    await core.delete_namespace(name)
+    async with fresh_namespace(api) as name:
+        yield name
 
 
 @pytest.fixture

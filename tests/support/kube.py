@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.api_client import ApiClient
 
 FIELD_MANAGER = "gangway-tests"
@@ -53,3 +58,21 @@ async def merge_patch(api: ApiClient, path: str, body: dict[str, Any]) -> dict[s
     headers = {"Content-Type": "application/merge-patch+json", "Accept": "application/json"}
     result: dict[str, Any] = await _call(api, path, "PATCH", body=body, header_params=headers)
     return result
+
+
+@contextlib.asynccontextmanager
+async def admin_client(kubeconfig: Path) -> AsyncIterator[ApiClient]:
+    configuration = client.Configuration()
+    await config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
+    async with ApiClient(configuration) as api_client:
+        yield api_client
+
+
+@contextlib.asynccontextmanager
+async def fresh_namespace(api: ApiClient) -> AsyncIterator[str]:
+    """A namespace of a random name, deleted after."""
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    core = client.CoreV1Api(api)
+    await core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    yield name
+    await core.delete_namespace(name)

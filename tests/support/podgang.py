@@ -9,9 +9,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
+from gangway_contracts import labels
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.resources import PODS
 from gangway_contracts.subjects import Subjects
@@ -119,3 +121,43 @@ async def running_podgang(
             yield service
         finally:
             await service.stop()
+
+
+# What the flow made, read back: by name.
+async def objects(api: ApiClient, namespace: str, path: str) -> dict[str, dict[str, Any]]:
+    body = await Kube(api).request("GET", path.format(ns=namespace))
+    items: list[dict[str, Any]] = msgspec.json.decode(body)["items"]
+    return {item["metadata"]["name"]: item for item in items}
+
+
+async def podgangs(api: ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
+    return await objects(
+        api, namespace, "/apis/scheduler.grove.io/v1alpha1/namespaces/{ns}/podgangs"
+    )
+
+
+async def pods(api: ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
+    return await objects(api, namespace, "/api/v1/namespaces/{ns}/pods")
+
+
+def condition(obj: dict[str, Any], type_: str) -> dict[str, Any]:
+    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == type_]
+    return found[0] if found else {}
+
+
+def gated(pod: dict[str, Any]) -> bool:
+    return any(
+        g["name"] == labels.PODGANG_PENDING_CREATION_GATE
+        for g in pod["spec"].get("schedulingGates") or []
+    )
+
+
+async def bind(api: ApiClient, namespace: str, pod: str, node: str = "node-1") -> None:
+    """What the scheduler does: bind the pod to a node (none runs in the test cluster)."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+    await Kube(api).request("POST", f"/api/v1/namespaces/{namespace}/pods/{pod}/binding", body=body)

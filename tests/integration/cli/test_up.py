@@ -17,13 +17,12 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime.kube import api_client
 from gangway_runtime.tracing import trace_id_hex, workload_context
-from tests.integration.podgang.test_flow import gated, pods
 from tests.integration.watcher.conftest import labelled, podgang
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import fixture
 from tests.support.otlp import Receiver, otlp_receiver
-from tests.support.podgang import workload
+from tests.support.podgang import gated, pods, workload
 from tests.support.store import eventually, holds, stored
 
 INFERENCE = "podcliquesets/disaggregated-inference.yaml"

@@ -34,10 +34,9 @@ from gangway_contracts.permissions import (
 from gangway_contracts.rpc import ValidateRequest
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.nats import NatsServer
-from tests.integration.podgang.test_flow import gated, pods
 from tests.support.backends import running_backend
 from tests.support.kube import server_side_apply
-from tests.support.podgang import running_podgang, workload
+from tests.support.podgang import gated, pods, running_podgang, workload
 from tests.support.store import eventually
 from tests.support.stub_backend import NAME, StubBackend
 

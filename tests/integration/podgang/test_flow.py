@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
-import msgspec
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
@@ -17,12 +16,21 @@ from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_runtime.kube import Kube
 from tests.support.backends import live, running_backend
 from tests.support.kube import server_side_apply
-from tests.support.podgang import Podgang, running_podgang, workload
+from tests.support.podgang import (
+    Podgang,
+    bind,
+    condition,
+    gated,
+    objects,
+    podgangs,
+    pods,
+    running_podgang,
+    workload,
+)
 from tests.support.store import dead_letters, eventually, journal
 from tests.support.stub_backend import NAME, StubBackend
 
 CONFIG = {"profiles": [{"name": NAME, "external": True, "default": True}]}
-GATE = labels.PODGANG_PENDING_CREATION_GATE
 
 
 @pytest.fixture
@@ -34,31 +42,6 @@ async def gangway(
         running_podgang(api, nc, subjects, namespace, CONFIG) as service,
     ):
         yield service
-
-
-async def objects(api: ApiClient, namespace: str, path: str) -> dict[str, dict[str, Any]]:
-    body = await Kube(api).request("GET", path.format(ns=namespace))
-    items: list[dict[str, Any]] = msgspec.json.decode(body)["items"]
-    return {item["metadata"]["name"]: item for item in items}
-
-
-async def podgangs(api: ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
-    return await objects(
-        api, namespace, "/apis/scheduler.grove.io/v1alpha1/namespaces/{ns}/podgangs"
-    )
-
-
-async def pods(api: ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
-    return await objects(api, namespace, "/api/v1/namespaces/{ns}/pods")
-
-
-def condition(obj: dict[str, Any], type_: str) -> dict[str, Any]:
-    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == type_]
-    return found[0] if found else {}
-
-
-def gated(pod: dict[str, Any]) -> bool:
-    return any(g["name"] == GATE for g in pod["spec"].get("schedulingGates") or [])
 
 
 async def test_a_podcliqueset_becomes_an_initialized_gang_of_prepared_ungated_pods(
@@ -107,17 +90,6 @@ async def test_each_step_is_journaled_and_told_on_the_podcliqueset(
     assert condition(pcs, "BackendAvailable")["status"] == "True"
     assert status["observedGeneration"] == pcs["metadata"]["generation"]
     assert status["podGangStatuses"] == [{"name": "trainer-0", "phase": "Pending"}]
-
-
-async def bind(api: ApiClient, namespace: str, pod: str, node: str = "node-1") -> None:
-    """What the scheduler does: bind the pod to a node (none runs in the test cluster)."""
-    body = {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": pod},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-    }
-    await Kube(api).request("POST", f"/api/v1/namespaces/{namespace}/pods/{pod}/binding", body=body)
 
 
 async def test_scaled_gangs_wait_until_their_base_gang_is_scheduled(

@@ -14,11 +14,11 @@ from nats.aio.client import Client as NatsClient
 from gangway_contracts import labels
 from gangway_contracts.resources import PODCLIQUESETS, PODGANGS
 from gangway_contracts.subjects import Subjects
-from tests.integration.podgang.test_flow import CONFIG, condition, gated, podgangs, pods
+from tests.integration.podgang.test_flow import CONFIG
 from tests.integration.watcher.conftest import only_this_test
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.kube import server_side_apply
-from tests.support.podgang import running_podgang, workload
+from tests.support.podgang import condition, gated, podgangs, pods, running_podgang, workload
 from tests.support.store import eventually, running_watcher
 from tests.support.stub_backend import NAME, StubBackend
 

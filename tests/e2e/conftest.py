@@ -1,0 +1,120 @@
+"""End to end: every Gangway service as its own process, started by
+``gangway up --kubeconfig`` against a control plane of these tests' own (the watcher mirrors
+the whole cluster, so it cannot share the integration tests' one) and a real nats-server.
+
+The control plane starts without Gangway's CRDs: ``up`` installs them. Each test module
+names the operator configuration ``up`` runs with (``CONFIG``), and gets its own ``up``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_cli.cluster import CRDS, WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
+from gangway_localcluster.controlplane import APIError, ControlPlane
+from gangway_localcluster.crds import crd_files
+from tests.support.kube import admin_client, fresh_namespace
+from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
+
+UP_WITHIN = 180.0
+GANGWAY_CRDS = ("podcliquesets.grove.io", "podgangs.scheduler.grove.io")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/e2e" in str(item.path):
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.xdist_group("e2e"))  # one worker: one control plane
+
+
+@pytest.fixture(scope="session")
+def e2e_cluster() -> Iterator[ControlPlane]:
+    theirs = [p for p in crd_files(DEPLOY_CRDS, SHARED_CRDS) if p.parent != DEPLOY_CRDS]
+    with ControlPlane.start(crds=theirs) as cp:
+        yield cp
+
+
+@dataclass(frozen=True)
+class Up:
+    """A running ``gangway up``: its environment and what it printed."""
+
+    env: dict[str, str]
+    log: Path
+
+    @property
+    def output(self) -> str:
+        return self.log.read_text()
+
+
+@pytest.fixture(scope="module")
+def up(
+    e2e_cluster: ControlPlane,
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Up]:
+    """``gangway up --kubeconfig`` with the module's ``CONFIG``; Ctrl-C after its tests,
+    which must end it cleanly and take its webhook registration away."""
+    workdir = tmp_path_factory.mktemp("up")
+    config, ready, log = workdir / "operator.yaml", workdir / "ready.env", workdir / "up.log"
+    config.write_text(yaml.safe_dump({"scheduler": request.module.CONFIG}))
+    command = [
+        str(Path(sys.executable).parent / "gangway"),
+        "up",
+        f"--kubeconfig={e2e_cluster.kubeconfig}",
+        "--webhook-host=127.0.0.1",
+        f"--config={config}",
+        f"--ready-file={ready}",
+    ]
+    missing = [name for name in GANGWAY_CRDS if _get(e2e_cluster, CRDS.path(name=name)) is None]
+    with log.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=os.environ)
+    try:
+        deadline = time.monotonic() + UP_WITHIN
+        while not ready.exists():
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        env = dict(line.split("=", 1) for line in ready.read_text().splitlines())
+        # What the cluster lacked, up installed; what it had, it left alone.
+        assert f"Gangway CRDs installed: {', '.join(missing) or 'none needed'}" in log.read_text()
+        yield Up(env, log)
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(60)
+    assert code == 0, log.read_text()
+    assert "stopping…" in log.read_text()
+    registration = WEBHOOK_CONFIGURATIONS.path(name=WEBHOOK_NAME)
+    assert _get(e2e_cluster, registration) is None, "the webhook registration outlived up"
+
+
+def _get(cp: ControlPlane, path: str) -> Any:
+    try:
+        return cp.request("GET", path)[1]
+    except APIError as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+@pytest.fixture
+async def api(e2e_cluster: ControlPlane, up: Up) -> AsyncIterator[ApiClient]:
+    async with admin_client(e2e_cluster.kubeconfig) as api_client:
+        yield api_client
+
+
+@pytest.fixture
+async def namespace(api: ApiClient) -> AsyncIterator[str]:
+    async with fresh_namespace(api) as name:
+        yield name

@@ -1,0 +1,42 @@
+"""default-scheduler with gang scheduling off, every service in its own process: the gang is
+still planned, created and initialized, but no Workload is made and pods go to the scheduler
+one by one."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import msgspec
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_contracts import labels
+from gangway_localcluster.controlplane import ControlPlane
+from gangway_runtime.kube import Kube
+from tests.support.kube import server_side_apply
+from tests.support.podgang import condition, gated, podgangs, pods, workload
+from tests.support.store import eventually
+
+CONFIG = {
+    "profiles": [
+        {"name": "default-scheduler", "default": True, "config": {"gangScheduling": False}}
+    ]
+}
+
+
+async def test_pods_are_ungated_without_a_workload(
+    api: ApiClient, namespace: str, e2e_cluster: ControlPlane
+) -> None:
+    await server_side_apply(api, workload(namespace, "trainer"), namespace)
+    found = await eventually(
+        partial(pods, api, namespace),
+        lambda f: len(f) == 4 and not any(map(gated, f.values())),
+    )
+    gang = (await podgangs(api, namespace))["trainer-0"]
+    assert condition(gang, labels.INITIALIZED)["status"] == "True"
+    for pod in found.values():
+        assert "schedulingGroup" not in pod["spec"]
+    version = e2e_cluster.workload_api_version  # served, yet not used with gang scheduling off
+    listed = await Kube(api).request(
+        "GET", f"/apis/scheduling.k8s.io/{version}/namespaces/{namespace}/workloads"
+    )
+    assert msgspec.json.decode(listed)["items"] == []
