@@ -296,20 +296,24 @@ def registration_by_url(
     return webhook
 
 
-def _config_file(given: Path | None, found: cluster.Found, workdir: Path) -> Path:
-    """The operator configuration the services read: the one given, else the embedded
-    default from what the cluster serves (gang scheduling needs the Workload API; the KAI
-    backend cannot start without KAI's PodGroups)."""
-    if given is not None:
-        return given.resolve()
+def default_config(found: cluster.Found) -> dict[str, Any]:
+    """The embedded operator configuration, from what the cluster serves: gang scheduling
+    needs the Workload API; the KAI backend cannot start without KAI's PodGroups."""
     gang = found.workload_api is not None
     profiles: list[dict[str, object]] = [
         {"name": DEFAULT_SCHEDULER, "default": True, "config": {"gangScheduling": gang}}
     ]
     if found.kai:
         profiles.append({"name": KAI_SCHEDULER})
+    return {"scheduler": {"profiles": profiles}}
+
+
+def _config_file(given: Path | None, found: cluster.Found, workdir: Path) -> Path:
+    """The operator configuration the services read: the one given, else the default."""
+    if given is not None:
+        return given.resolve()
     path = workdir / "operator-config.yaml"
-    path.write_text(yaml.safe_dump({"scheduler": {"profiles": profiles}}, sort_keys=False))
+    path.write_text(yaml.safe_dump(default_config(found), sort_keys=False))
     return path
 
 

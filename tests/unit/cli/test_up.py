@@ -1,0 +1,60 @@
+"""What ``gangway up`` decides before it starts anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+
+from gangway_cli.cluster import Found
+from gangway_cli.up import LocalWebhook, default_config
+from gangway_contracts.config import parse_scheduler_config
+from gangway_localcluster.certs import ServingFiles
+
+
+def found(workload_api: str | None, kai: bool) -> Found:
+    return Found("https://example:6443", "v1.36.4", [], kai, workload_api)
+
+
+@pytest.mark.parametrize(
+    ("workload_api", "kai", "enabled", "gang"),
+    [
+        ("v1alpha2", True, ["default-scheduler", "kai-scheduler"], True),
+        ("v1alpha1", False, ["default-scheduler"], True),
+        (None, True, ["default-scheduler", "kai-scheduler"], False),
+        (None, False, ["default-scheduler"], False),
+    ],
+)
+def test_the_default_configuration_follows_what_the_cluster_serves(
+    workload_api: str | None, kai: bool, enabled: list[str], gang: bool
+) -> None:
+    config = parse_scheduler_config(default_config(found(workload_api, kai))["scheduler"])
+    assert sorted(config.enabled) == enabled
+    assert config.default == "default-scheduler"
+    assert config.profiles["default-scheduler"].config.gang_scheduling is gang  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("host", "bind", "url"),
+    [
+        ("127.0.0.1", "127.0.0.1", "https://127.0.0.1:9443/"),
+        ("localhost", "127.0.0.1", "https://localhost:9443/"),
+        ("10.1.2.3", "0.0.0.0", "https://10.1.2.3:9443/"),
+        ("fd00::7", "0.0.0.0", "https://[fd00::7]:9443/"),
+        ("dev.example.com", "0.0.0.0", "https://dev.example.com:9443/"),
+    ],
+)
+def test_the_webhook_listens_where_the_api_server_can_call_it(
+    host: str, bind: str, url: str
+) -> None:
+    webhook = LocalWebhook(host, 9443, ServingFiles(Path("ca"), Path("crt"), Path("key")))
+    assert webhook.settings["GANGWAY_WEBHOOK_HOST"] == bind
+    assert webhook.url.startswith(url)
+
+
+def test_the_webhook_certificate_names_the_host(tmp_path: Path) -> None:
+    webhook = LocalWebhook.make(tmp_path, "dev.example.com")
+    cert = x509.load_pem_x509_certificate(webhook.files.cert.read_bytes())
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names.get_values_for_type(x509.DNSName) == ["dev.example.com"]
