@@ -21,6 +21,7 @@ lint:
 typecheck:
 	uv run --frozen mypy
 	uv run --frozen mypy tests
+	uv run --frozen mypy bench
 
 unit: bootstrap
 	uv run --frozen pytest tests/unit

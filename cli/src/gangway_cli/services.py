@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Final
@@ -37,7 +37,6 @@ def services_for(config: SchedulerConfig) -> list[tuple[str, str]]:
 @dataclass(kw_only=True)
 class LocalServices(processes.Supervised):
     ports: dict[str, int]
-    pids: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -64,7 +63,6 @@ class LocalServices(processes.Supervised):
                     name, [sys.executable, "-m", module], workdir / f"{name}.log", env
                 )
                 started._children.append(child)
-                started.pids[name] = child.popen.pid
                 ready = partial(processes.http_ok, f"http://127.0.0.1:{port}/readyz")
                 processes.wait_until(ready, child, "/readyz", 60)
                 started.ports[name] = port

@@ -82,6 +82,10 @@ class Supervised:
     def __post_init__(self) -> None:
         on_stop(self.stop)
 
+    def pids(self) -> dict[str, int]:
+        """Process id of each child still running, by name (for measuring from outside)."""
+        return {c.name: c.popen.pid for c in self._children if c.alive()}
+
     def stop(self) -> None:
         cancel_on_stop(self.stop)
         for child in reversed(self._children):
