@@ -8,7 +8,8 @@ from typing import Any
 
 from kubernetes_asyncio.client.api_client import ApiClient
 
-from gangway_backend_kai.translate import POD_GROUP_ANNOTATION, QUEUE_LABEL, QUEUES
+from gangway_backend_kai.translate import POD_GROUP_ANNOTATION, QUEUE_LABEL
+from gangway_cli.demo import unlimited_queue
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
@@ -65,9 +66,7 @@ async def test_default_scheduler_gets_a_workload_per_gang_and_pods_in_its_groups
 async def test_kai_scheduler_gets_a_podgroup_in_the_queue_and_pods_that_join_it(
     api: ApiClient, namespace: str
 ) -> None:
-    queue = {**kind(QUEUES.api_version, "Queue", "e2e")}
-    queue["spec"] = {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}}
-    await server_side_apply(api, queue, "")
+    await server_side_apply(api, unlimited_queue("e2e"), "")
     pcs = workload(namespace, "serving")
     pcs["metadata"]["labels"][QUEUE_LABEL] = "e2e"
     for clique in pcs["spec"]["template"]["cliques"]:

@@ -21,6 +21,7 @@ from typing import Any, Final, TextIO
 import msgspec
 import yaml
 
+from gangway_backend_kai.translate import QUEUES
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -31,7 +32,6 @@ from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
 from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
 
 NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)
-KAI_QUEUES: Final = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
 SAMPLES: Final = ("default-scheduler.yaml", "kai-scheduler.yaml", "scaling-group.yaml")
 FIELD_MANAGER: Final = "gangway-demo"
 BAR: Final = 12
@@ -159,19 +159,23 @@ class Screen:
         self.drawn = lines
 
 
+def unlimited_queue(name: str) -> dict[str, Any]:
+    """A KAI Queue with no quota or limit, for samples and measurements."""
+    return {
+        "apiVersion": QUEUES.api_version,
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}},
+    }
+
+
 async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
     await apply(
         kube, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     )
-    has_kai = await kube.serves(KAI_QUEUES)
+    has_kai = await kube.serves(QUEUES)
     if has_kai:
-        queue = {
-            "apiVersion": KAI_QUEUES.api_version,
-            "kind": "Queue",
-            "metadata": {"name": "demo"},
-            "spec": {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}},
-        }
-        await apply(kube, KAI_QUEUES, queue)
+        await apply(kube, QUEUES, unlimited_queue("demo"))
     found = []
     for name in SAMPLES:
         doc = sample(name, namespace)

@@ -13,6 +13,7 @@ from nats.aio.client import Client as NatsClient
 from gangway_backend_kai.backend import KaiBackend
 from gangway_backend_kai.translate import PODGROUPS, QUEUES, SKIP_PODGROUPER
 from gangway_backendkit.context import BackendContext
+from gangway_cli.demo import unlimited_queue
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.records import ObjectRecord
@@ -31,10 +32,8 @@ QUEUE = "team-a"  # what the fixture PodCliqueSet names
 
 @pytest.fixture
 async def queue(api: ApiClient) -> str:
-    body = {"apiVersion": QUEUES.api_version, "kind": "Queue", "metadata": {"name": QUEUE}}
-    body["spec"] = {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}}
     try:
-        await Kube(api).request("POST", QUEUES.path(), body=body)
+        await Kube(api).request("POST", QUEUES.path(), body=unlimited_queue(QUEUE))
     except KubeError as exc:
         if exc.status != 409:  # shared by the tests of this session
             raise
