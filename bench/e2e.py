@@ -1,0 +1,350 @@
+"""End-to-end benchmark: PodCliqueSets submitted where every Gangway service runs as its own
+process (as ``gangway up`` runs them), measured from outside the services.
+
+    uv run python bench/e2e.py                       # ScaleTest_1000, default-scheduler, gang on
+    uv run python bench/e2e.py --no-gang             # default-scheduler, gang scheduling off
+    uv run python bench/e2e.py --scheduler kai-scheduler          # ScaleTest_1000 on KAI
+    uv run python bench/e2e.py --podcliquesets 100 --replicas 5   # 100 submitted at once
+
+Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no scheduler, no
+controller manager) and nats-server; watcher, podgang, both backends and admission (registered
+as the webhook) as their own processes. Grove's ScaleTest_1000 shape: each PodCliqueSet has
+``--replicas`` gangs of one clique of 2 pods (minAvailable 2). All PodCliqueSets are created
+at once; the report gives
+- submit → every pod created, → every gate lifted (the journal's own times; the end state
+  checked once through the API server);
+- per gang, PodCliqueSet observed → gates lifted, p50/p99/max (the journal, as ``gangway trace``);
+- API writes the flow made (kube-apiserver's own request counter), per gang, against the least
+  the flow needs;
+- NATS messages each service sent, and stream messages stored, per gang (nats-server's
+  monitor; the benchmark's own progress polls are a handful per second);
+- CPU seconds and peak RSS of every process (/proc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+import nats
+import yaml
+from measure import proc_usage  # bench/measure.py, beside this script
+from prometheus_client.parser import text_string_to_metric_families
+
+from gangway_backend_kai.translate import QUEUE_LABEL, QUEUES
+from gangway_cli import cluster
+from gangway_cli.demo import unlimited_queue
+from gangway_cli.services import LocalServices, services_for
+from gangway_cli.timeline import gang_latencies, percentile
+from gangway_cli.up import GANGWAY_CRDS, THIRD_PARTY_CRDS, LocalWebhook
+from gangway_contracts import events as ev
+from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, load_operator_config
+from gangway_contracts.events import AnyJournalEvent
+from gangway_contracts.subjects import Subjects
+from gangway_localcluster.controlplane import ControlPlane
+from gangway_localcluster.crds import crd_files
+from gangway_localcluster.nats import NatsServer
+from gangway_runtime import journal
+from gangway_runtime.kube import Kube, api_client
+from gangway_runtime.status import PODCLIQUESETS, PODS
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+FIXTURE: Final = ROOT / "tests" / "fixtures" / "podcliquesets" / "scaletest-1000.yaml"
+NAMESPACE: Final = "bench"
+PODS_PER_GANG: Final = 2
+WRITE_VERBS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# What the flow writes for each gang (resource/subresource); the PodCliqueSet's status and
+# Events are counted apart (per PodCliqueSet, and in all).
+GANG_RESOURCES: Final = frozenset(
+    {"pods", "pods/status", "podgangs", "podgangs/status", "workloads", "podgroups"}
+)
+PODCLIQUESET_STATUS: Final = "podcliquesets/status"
+EVENTS: Final = "events"
+DONE_WITHIN: Final = 900.0
+
+
+def least_writes_per_gang(scheduler: str, gang: bool) -> dict[str, int]:
+    """The API writes one gang of PODS_PER_GANG pods cannot do without, by who makes them."""
+    podgang = 4 + 2 * PODS_PER_GANG  # PodGang; Initialized=False; pod references;
+    # Initialized=True; per pod its create and its gate's removal
+    # KAI: PodGroup, the PodGang's skip-podgrouper mark, BackendSynced; default-scheduler:
+    # (Workload, its PodGroup,) BackendSynced.
+    backend = 3 if scheduler == KAI_SCHEDULER or gang else 1
+    return {"podgang": podgang, "backend": backend}
+
+
+@dataclass(frozen=True)
+class Run:
+    scheduler: str
+    gang: bool
+    podcliquesets: int
+    replicas: int
+
+    @property
+    def gangs(self) -> int:
+        return self.podcliquesets * self.replicas
+
+    def config(self) -> dict[str, Any]:
+        """Both backends, as ``gangway up`` runs them; the one measured is the default."""
+        kube: dict[str, Any] = {"name": DEFAULT_SCHEDULER, "config": {"gangScheduling": self.gang}}
+        kai: dict[str, Any] = {"name": KAI_SCHEDULER}
+        (kai if self.scheduler == KAI_SCHEDULER else kube)["default"] = True
+        return {"scheduler": {"profiles": [kube, kai]}}
+
+    def podcliquesets_to_submit(self) -> list[dict[str, Any]]:
+        found = []
+        for i in range(self.podcliquesets):
+            pcs = yaml.safe_load(FIXTURE.read_text())
+            pcs["metadata"] = {"name": f"scaletest-{i}", "namespace": NAMESPACE, "labels": {}}
+            pcs["spec"]["replicas"] = self.replicas
+            if self.scheduler == KAI_SCHEDULER:
+                pcs["metadata"]["labels"][QUEUE_LABEL] = NAMESPACE
+            for clique in pcs["spec"]["template"]["cliques"]:
+                clique["spec"]["podSpec"]["schedulerName"] = self.scheduler
+            found.append(pcs)
+        return found
+
+
+def api_writes(metrics_text: str) -> Counter[str]:
+    """kube-apiserver's write requests so far, by resource[/subresource] and answer code."""
+    writes: Counter[str] = Counter()
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name != "apiserver_request":
+            continue
+        for sample in family.samples:
+            labels = sample.labels
+            if sample.name != "apiserver_request_total" or labels.get("verb") not in WRITE_VERBS:
+                continue
+            resource = labels["resource"] + (
+                f"/{labels['subresource']}" if labels.get("subresource") else ""
+            )
+            writes[f"{resource} {labels['code']}"] += int(sample.value)
+    return writes
+
+
+def monitor(url: str, path: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{url}{path}") as response:
+        found: dict[str, Any] = json.loads(response.read())
+    return found
+
+
+def stream_messages(url: str) -> Counter[str]:
+    jsz = monitor(url, "/jsz?streams=true")
+    return Counter(
+        {
+            stream["name"]: stream["state"]["messages"]
+            for account in jsz.get("account_details", [])
+            for stream in account.get("stream_detail", [])
+        }
+    )
+
+
+def messages_sent(url: str) -> Counter[str]:
+    """Messages each open connection has sent to the server, by its name (the service's)."""
+    sent: Counter[str] = Counter()
+    for connection in monitor(url, "/connz?limit=1024")["connections"]:
+        sent[connection.get("name") or "unnamed"] += connection["in_msgs"]
+    return sent
+
+
+@dataclass(frozen=True)
+class Measured:
+    submitted: float  # epoch seconds
+    journals: list[list[AnyJournalEvent]]  # one per PodCliqueSet
+    writes: Counter[str]  # "resource[/subresource] code" → API write requests
+    sent: Counter[str]  # connection name → NATS messages sent
+    stored: Counter[str]  # stream → messages stored
+    usage: dict[str, tuple[float, int]]  # process → CPU s, peak RSS MiB
+
+
+class Snapshot:
+    """The counters a run is measured by, read before and after it."""
+
+    def __init__(self, writes: Counter[str], sent: Counter[str], stored: Counter[str]) -> None:
+        self.writes, self.sent, self.stored = writes, sent, stored
+
+    @classmethod
+    async def take(cls, kube: Kube, server: NatsServer) -> Snapshot:
+        metrics = (await kube.request("GET", "/metrics")).decode()
+        url = server.monitor_url
+        return cls(api_writes(metrics), messages_sent(url), stream_messages(url))
+
+
+async def journal_count(js: Any, subjects: Subjects, step: str) -> int:
+    """Journal entries of one step across the bench namespace (a server-side count)."""
+    pattern = f"{subjects.journal_root}.{NAMESPACE}.*.{step}"
+    info = await js.stream_info(subjects.journal_stream, subjects_filter=pattern)
+    return sum((info.state.subjects or {}).values())
+
+
+def last_at(events: list[AnyJournalEvent], kind: type[ev.JournalEvent]) -> datetime:
+    found: datetime = max(e.at for e in events if isinstance(e, kind))
+    return found
+
+
+async def bench(run: Run) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="gangway-bench-"))
+    config_file = work / "operator-config.yaml"
+    config_file.write_text(yaml.safe_dump(run.config()))
+    config = load_operator_config(config_file.read_text())
+    crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
+    with (
+        ControlPlane.start(controller_manager=False, crds=crds) as cp,
+        NatsServer.start() as server,
+    ):
+        webhook = LocalWebhook.make(work / "admission", "127.0.0.1")
+        settings = {
+            "GANGWAY_NATS_URL": server.url,
+            "GANGWAY_KUBECONFIG": str(cp.kubeconfig),
+            "GANGWAY_CONFIG_FILE": str(config_file),
+            "GANGWAY_LOG_LEVEL": "WARNING",
+        }
+        services = LocalServices.start(
+            work / "logs", settings, services_for(config), {"admission": webhook.settings}
+        )
+        try:
+            await cluster.register(cp.kubeconfig, webhook.registration())
+            return await _measure(run, cp, server, services)
+        finally:
+            services.stop()
+
+
+async def _measure(
+    run: Run, cp: ControlPlane, server: NatsServer, services: LocalServices
+) -> dict[str, Any]:
+    async with await api_client(cp.kubeconfig) as api:
+        kube = Kube(api)
+        await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NAMESPACE}})
+        if run.scheduler == KAI_SCHEDULER:
+            await kube.request("POST", QUEUES.path(), body=unlimited_queue(NAMESPACE))
+        submissions = run.podcliquesets_to_submit()
+        nc = await nats.connect(server.url)
+        js, subjects = nc.jetstream(), Subjects()
+        before = await Snapshot.take(kube, server)
+        submitted = time.time()
+        await asyncio.gather(
+            *(kube.request("POST", PODCLIQUESETS.path(NAMESPACE), body=p) for p in submissions)
+        )
+        deadline = time.monotonic() + DONE_WITHIN
+        while await journal_count(js, subjects, "GatesLifted") < run.gangs:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"gates not all lifted after {DONE_WITHIN:.0f} s")
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(3)  # the last status writes after the last gate
+        after = await Snapshot.take(kube, server)
+        usage = {name: proc_usage(pid) for name, pid in _processes(cp, server, services).items()}
+        pods = msgspec.json.decode(await kube.request("GET", PODS.path(NAMESPACE)))["items"]
+        assert len(pods) == run.gangs * PODS_PER_GANG, "not every pod was created"
+        assert not [p for p in pods if p["spec"].get("schedulingGates")], "pods still gated"
+        journals = [
+            await journal.read(js, subjects, NAMESPACE, p["metadata"]["name"]) for p in submissions
+        ]
+        await nc.close()
+    return _report(
+        run,
+        Measured(
+            submitted=submitted,
+            journals=journals,
+            writes=after.writes - before.writes,
+            sent=after.sent - before.sent,
+            stored=after.stored - before.stored,
+            usage=usage,
+        ),
+    )
+
+
+def _processes(cp: ControlPlane, server: NatsServer, services: LocalServices) -> dict[str, int]:
+    return {**services.pids(), **server.pids(), **cp.pids()}
+
+
+def _report(run: Run, m: Measured) -> dict[str, Any]:
+    every = [e for events in m.journals for e in events]
+    latencies = [
+        seconds
+        for events in m.journals
+        for seconds in gang_latencies(events, "GatesLifted").values()
+    ]
+
+    def writes_to(resources: Collection[str]) -> int:
+        return sum(n for key, n in m.writes.items() if key.split()[0] in resources)
+
+    least = least_writes_per_gang(run.scheduler, run.gang)
+    gang_on = run.gang and run.scheduler == DEFAULT_SCHEDULER
+
+    def since_submit(kind: type[ev.JournalEvent]) -> float:
+        return round(last_at(every, kind).timestamp() - m.submitted, 2)
+
+    def per_gang(counts: Counter[str]) -> dict[str, float]:
+        return {name: round(n / run.gangs, 2) for name, n in sorted(counts.items())}
+
+    return {
+        "scheduler": run.scheduler + (" (Workload API)" if gang_on else ""),
+        "PodCliqueSets × gangs each": f"{run.podcliquesets} × {run.replicas}",
+        "gangs / pods": f"{run.gangs} / {run.gangs * PODS_PER_GANG}",
+        "submit → every pod created, s": since_submit(ev.PodsCreated),
+        "submit → every gate lifted, s": since_submit(ev.GatesLifted),
+        "per gang, observed → gates lifted, p50 / p99 / max, s": " / ".join(
+            f"{v:.2f}"
+            for v in (percentile(latencies, 50), percentile(latencies, 99), max(latencies))
+        ),
+        "API writes for the gangs, per gang": round(writes_to(GANG_RESOURCES) / run.gangs, 2),
+        "least a gang needs": (
+            f"{sum(least.values())} ({least['podgang']} podgang + {least['backend']} backend)"
+        ),
+        "PodCliqueSet status writes, per PodCliqueSet": round(
+            writes_to({PODCLIQUESET_STATUS}) / run.podcliquesets, 2
+        ),
+        "answered 409 Conflict (counted above), in all": sum(
+            n for key, n in m.writes.items() if key.endswith(" 409")
+        ),
+        "Events written, in all": writes_to({EVENTS}),
+        "API writes by resource and code, in all": dict(sorted(m.writes.items())),
+        "NATS messages sent, per gang": round(sum(m.sent.values()) / run.gangs, 1),
+        "NATS messages sent by connection, per gang": per_gang(m.sent),
+        "stream messages kept, per gang (OBJECTS: the latest per object)": per_gang(m.stored),
+        "CPU s / peak RSS MiB": {
+            name: f"{cpu:.1f} / {rss}" for name, (cpu, rss) in m.usage.items()
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--scheduler", choices=(DEFAULT_SCHEDULER, KAI_SCHEDULER), default=DEFAULT_SCHEDULER
+    )
+    parser.add_argument(
+        "--gang",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="default-scheduler's gangScheduling (Workload API); default on",
+    )
+    parser.add_argument("--podcliquesets", type=int, default=1)
+    parser.add_argument("--replicas", type=int, default=500, help="gangs per PodCliqueSet")
+    args = parser.parse_args()
+    print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    run = Run(args.scheduler, args.gang, args.podcliquesets, args.replicas)
+    for key, value in asyncio.run(bench(run)).items():
+        if isinstance(value, dict):
+            print(f"{key}:")
+            for name, item in value.items():
+                print(f"  {name}: {item}")
+        else:
+            print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
