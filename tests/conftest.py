@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from tests.support.kube import fresh_namespace
 
 # CI machines have 2 cores shared with a control plane: judge properties, not speed.
 settings.register_profile(
@@ -12,3 +17,10 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture
+async def namespace(api: ApiClient) -> AsyncIterator[str]:
+    """A namespace of this test's own on the cluster its ``api`` talks to."""
+    async with fresh_namespace(api) as name:
+        yield name

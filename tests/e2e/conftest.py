@@ -25,7 +25,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_cli.cluster import CRDS, WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
 from gangway_localcluster.controlplane import APIError, ControlPlane
 from gangway_localcluster.crds import crd_files
-from tests.support.kube import admin_client, fresh_namespace
+from tests.support.kube import admin_client
 from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
 
 UP_WITHIN = 180.0
@@ -112,9 +112,3 @@ def _get(cp: ControlPlane, path: str) -> Any:
 async def api(e2e_cluster: ControlPlane, up: Up) -> AsyncIterator[ApiClient]:
     async with admin_client(e2e_cluster.kubeconfig) as api_client:
         yield api_client
-
-
-@pytest.fixture
-async def namespace(api: ApiClient) -> AsyncIterator[str]:
-    async with fresh_namespace(api) as name:
-        yield name

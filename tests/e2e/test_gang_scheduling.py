@@ -17,6 +17,7 @@ from gangway_runtime.status import PODCLIQUESETS
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
+from tests.support.manifests import on_scheduler
 from tests.support.podgang import bind, condition, gated, podgangs, pods, workload
 from tests.support.store import eventually
 
@@ -69,8 +70,7 @@ async def test_kai_scheduler_gets_a_podgroup_in_the_queue_and_pods_that_join_it(
     await server_side_apply(api, unlimited_queue("e2e"), "")
     pcs = workload(namespace, "serving")
     pcs["metadata"]["labels"][QUEUE_LABEL] = "e2e"
-    for clique in pcs["spec"]["template"]["cliques"]:
-        clique["spec"]["podSpec"]["schedulerName"] = "kai-scheduler"
+    on_scheduler(pcs, "kai-scheduler")
     await server_side_apply(api, pcs, namespace)
     found = await eventually(partial(pods, api, namespace), all_ungated(4))
     group = await live(api, kind("scheduling.run.ai/v2alpha2", "PodGroup", "serving-0"), namespace)
@@ -149,8 +149,7 @@ async def test_deleting_the_podcliqueset_deletes_gangs_workloads_and_pods(
 
 async def test_the_client_reads_why_admission_refused(api: ApiClient, namespace: str) -> None:
     volcano = workload(namespace, "volcano")
-    for clique in volcano["spec"]["template"]["cliques"]:
-        clique["spec"]["podSpec"]["schedulerName"] = "volcano"
+    on_scheduler(volcano, "volcano")
     assert await create(api, volcano, namespace) == (
         f"HTTP 422 Invalid: {DENIED}spec.template.cliques[0].spec.podSpec.schedulerName: "
         '"volcano" is not an enabled scheduler backend (enabled: default-scheduler, '
@@ -158,8 +157,7 @@ async def test_the_client_reads_why_admission_refused(api: ApiClient, namespace:
     )
     no_queue = workload(namespace, "no-queue")
     no_queue["metadata"]["labels"][QUEUE_LABEL] = "no-such-queue"
-    for clique in no_queue["spec"]["template"]["cliques"]:
-        clique["spec"]["podSpec"]["schedulerName"] = "kai-scheduler"
+    on_scheduler(no_queue, "kai-scheduler")
     assert await create(api, no_queue, namespace) == (
         f"HTTP 422 Invalid: {DENIED}metadata.labels[kai.scheduler/queue]: "
         'KAI Queue "no-such-queue" does not exist in the cluster'

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from gangway_contracts.subjects import Subjects
 from gangway_runtime.tracing import setup_tracing
 from tests.support import environment
-from tests.support.kube import admin_client, fresh_namespace
+from tests.support.kube import admin_client
 
 pytestmark = pytest.mark.integration
 
@@ -57,12 +57,6 @@ def nats_url() -> Iterator[str]:
 async def api(cluster: environment.Cluster) -> AsyncIterator[ApiClient]:
     async with admin_client(cluster.kubeconfig) as api_client:
         yield api_client
-
-
-@pytest.fixture
-async def namespace(api: ApiClient) -> AsyncIterator[str]:
-    async with fresh_namespace(api) as name:
-        yield name
 
 
 @pytest.fixture

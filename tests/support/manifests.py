@@ -11,7 +11,7 @@ import yaml
 from gangway_backendkit.converge import contains as is_subset
 from tests.support.paths import FIXTURES
 
-__all__ = ["fixture", "fixtures", "is_subset"]
+__all__ = ["fixture", "fixtures", "is_subset", "on_scheduler"]
 
 
 def fixture(relative: str) -> dict[str, Any]:
@@ -21,3 +21,10 @@ def fixture(relative: str) -> dict[str, Any]:
 
 def fixtures(folder: str) -> list[Path]:
     return sorted((FIXTURES / folder).glob("*.yaml"))
+
+
+def on_scheduler(pcs: dict[str, Any], scheduler: str) -> dict[str, Any]:
+    """The PodCliqueSet with every clique's pods naming ``scheduler`` (changed in place)."""
+    for clique in pcs["spec"]["template"]["cliques"]:
+        clique["spec"]["podSpec"]["schedulerName"] = scheduler
+    return pcs

@@ -22,7 +22,7 @@ from tests.integration.backends.test_kai import queue  # noqa: F401 - a fixture
 from tests.integration.watcher.conftest import labelled
 from tests.support.admission import create, patch, registered, running_admission
 from tests.support.backends import running_backend
-from tests.support.manifests import fixture
+from tests.support.manifests import fixture, on_scheduler
 from tests.support.store import eventually, journal
 
 CONFIG = {
@@ -59,8 +59,7 @@ async def test_the_client_reads_why(
         registered(api, admission, namespace),
     ):
         volcano = inference(namespace, "volcano")
-        for clique in cliques(volcano):
-            clique["spec"]["podSpec"]["schedulerName"] = "volcano"
+        on_scheduler(volcano, "volcano")
         assert await create(api, volcano, namespace) == (
             f"HTTP 422 Invalid: {DENIED}spec.template.cliques[0].spec.podSpec.schedulerName: "
             '"volcano" is not an enabled scheduler backend (enabled: default-scheduler, '
@@ -92,8 +91,7 @@ async def test_the_client_reads_why(
         assert await patch(api, path, {"spec": {"replicas": 3}}) == ""
         assert await patch(api, path, {"metadata": {"labels": {"team": "a"}}}) == ""
         changed = copy.deepcopy(admitted)
-        for clique in cliques(changed):
-            clique["spec"]["podSpec"]["schedulerName"] = "default-scheduler"
+        on_scheduler(changed, "default-scheduler")
         message = await patch(api, path, {"spec": changed["spec"]})
         assert (
             f"{DENIED}spec.template.cliques[0].spec.podSpec.schedulerName: is immutable: "

@@ -20,7 +20,7 @@ from gangway_runtime.tracing import trace_id_hex, workload_context
 from tests.integration.watcher.conftest import labelled, podgang
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
-from tests.support.manifests import fixture
+from tests.support.manifests import fixture, on_scheduler
 from tests.support.otlp import Receiver, otlp_receiver
 from tests.support.podgang import gated, pods, workload
 from tests.support.store import eventually, holds, stored
@@ -139,8 +139,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
                 await eventually(partial(live, api, expected, "demo"), bool)
             # Admission is registered: a PodCliqueSet naming no enabled scheduler is refused.
             refused = labelled(fixture(INFERENCE), "demo", "refused")
-            for clique in refused["spec"]["template"]["cliques"]:
-                clique["spec"]["podSpec"]["schedulerName"] = "volcano"
+            on_scheduler(refused, "volcano")
             with pytest.raises(ApiException) as raised:
                 await server_side_apply(api, refused, "demo")
             assert '"volcano\\" is not an enabled scheduler backend' in str(raised.value.body)

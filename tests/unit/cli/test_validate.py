@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gangway_cli.main import main
-from tests.support.manifests import fixture
+from tests.support.manifests import fixture, on_scheduler
 from tests.support.paths import FIXTURES
 
 CONFIG = str(FIXTURES / "config" / "kai-default.yaml")
@@ -60,8 +60,7 @@ def test_rejected_with_every_reason(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_unknown_scheduler(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pcs = inference()
-    for clique in pcs["spec"]["template"]["cliques"]:
-        clique["spec"]["podSpec"]["schedulerName"] = "volcano"
+    on_scheduler(pcs, "volcano")
     code, _, err = validate(capsys, "--config", CONFIG, write(tmp_path, "a.yaml", pcs, BINDING))
     assert (code, err) == (
         1,
