@@ -6,7 +6,7 @@ from typing import Final
 
 from gangway_backend_kai.backend import KaiBackend
 from gangway_backend_kube.backend import KubeBackend
-from gangway_backend_kube.translate import WorkloadVersion
+from gangway_backend_kube.translate import WORKLOAD_VERSIONS, WorkloadVersion
 from gangway_backendkit.protocol import Backend
 from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, SchedulerConfig
 from gangway_contracts.errors import FieldError, FieldErrors
@@ -15,7 +15,7 @@ BUILTIN_BACKENDS: Final = (KAI_SCHEDULER, DEFAULT_SCHEDULER)
 
 
 def builtin_backend(
-    name: str, config: SchedulerConfig, workload_api: WorkloadVersion = "v1alpha2"
+    name: str, config: SchedulerConfig, workload_api: WorkloadVersion = WORKLOAD_VERSIONS[0]
 ) -> Backend:
     if name == KAI_SCHEDULER:
         return KaiBackend()

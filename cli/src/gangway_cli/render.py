@@ -13,7 +13,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, get_args
 
-from gangway_backend_kube.translate import WorkloadVersion
+from gangway_backend_kube.translate import WORKLOAD_VERSIONS, WorkloadVersion
 from gangway_backendkit.protocol import Backend, SyncFailed
 from gangway_cli.backends import builtin_backend
 from gangway_cli.inputs import Manifests, read_config
@@ -37,9 +37,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     render.add_argument(
         "--workload-api",
         choices=get_args(WorkloadVersion),
-        default="v1alpha2",
+        default=WORKLOAD_VERSIONS[0],
         help="default-scheduler with gangScheduling: the Workload API version the cluster "
-        "serves (v1alpha2: Kubernetes 1.36, v1alpha1: 1.35)",
+        "serves (v1beta1: Kubernetes 1.37, v1alpha2: 1.36, v1alpha1: 1.35)",
     )
     render.set_defaults(run=run)
 

@@ -10,6 +10,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_kube.backend import KubeBackend
+from gangway_backend_kube.translate import WITH_PODGROUPS, WORKLOAD_VERSIONS
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.grove import PodGang
@@ -35,15 +36,18 @@ def base_gang(namespace: str) -> dict[str, Any]:
     return gang
 
 
-def named(kind: str, name: str, version: str = "v1alpha2") -> dict[str, Any]:
+DEFAULT_VERSION = WORKLOAD_VERSIONS[0]
+
+
+def named(kind: str, name: str, version: str = DEFAULT_VERSION) -> dict[str, Any]:
     return {"apiVersion": f"scheduling.k8s.io/{version}", "kind": kind, "metadata": {"name": name}}
 
 
 def worker_policy(version: str, obj: dict[str, Any]) -> Any:
-    """The scheduling policy of the pworker pod group: its PodGroup's (1.36), or its entry in
-    the Workload (1.35)."""
+    """The scheduling policy of the pworker pod group: its PodGroup's (1.36, 1.37), or its
+    entry in the Workload (1.35)."""
     spec = obj.get("spec", {})
-    if version == "v1alpha2":
+    if version in WITH_PODGROUPS:
         return spec.get("schedulingPolicy")
     entries = {g["name"]: g["policy"] for g in spec.get("podGroups", [])}
     return entries.get("prefill-0-pworker")
@@ -52,8 +56,8 @@ def worker_policy(version: str, obj: dict[str, Any]) -> Any:
 async def test_a_podgang_becomes_workload_api_objects(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, cluster: Cluster
 ) -> None:
-    """On the default control plane (1.36) Workload + PodGroups; with GANGWAY_K8S_VERSION=1.35.x
-    the v1alpha1 Workload alone."""
+    """On the default control plane (1.37) and on 1.36 Workload + PodGroups; with
+    GANGWAY_K8S_VERSION=1.35.x the v1alpha1 Workload alone."""
     gang = base_gang(namespace)
     backend = KubeBackend(gang_scheduling=True)
     async with running_backend(api, nc, subjects, namespace, backend, GANG):
@@ -68,13 +72,18 @@ async def test_a_podgang_becomes_workload_api_objects(
         groups = workload["spec"].get("podGroupTemplates") or workload["spec"]["podGroups"]
         assert [t["name"] for t in groups] == TEMPLATES
         worker = (
-            named("PodGroup", "llama-disagg-0-prefill-0-pworker")
-            if version == "v1alpha2"
+            named("PodGroup", "llama-disagg-0-prefill-0-pworker", version)
+            if version in WITH_PODGROUPS
             else workload_doc
         )
         group = await eventually(lambda: live(api, worker, namespace), bool)
         assert worker_policy(version, group) == {"gang": {"minCount": 2}}
-        if version == "v1alpha2":
+        if version == "v1beta1":
+            assert group["spec"]["workloadRef"] == {
+                "workloadName": "llama-disagg-0",
+                "templateName": "prefill-0-pworker",
+            }
+        elif version == "v1alpha2":
             assert group["spec"]["podGroupTemplateRef"]["workload"] == {
                 "workloadName": "llama-disagg-0",
                 "podGroupTemplateName": "prefill-0-pworker",
@@ -110,7 +119,7 @@ async def test_a_podgang_becomes_workload_api_objects(
         [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
         created = await server_side_apply(api, prepared, namespace)
         assert created["spec"]["schedulerName"] == "default-scheduler"
-        if version == "v1alpha2":
+        if version in WITH_PODGROUPS:
             assert created["spec"]["schedulingGroup"] == {
                 "podGroupName": "llama-disagg-0-prefill-0-pworker"
             }
@@ -125,7 +134,9 @@ async def test_without_gang_scheduling_there_is_nothing_to_create(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, cluster: Cluster
 ) -> None:
     gang = base_gang(namespace)
-    version = cluster.control_plane.workload_api_version if cluster.control_plane else "v1alpha2"
+    version = (
+        cluster.control_plane.workload_api_version if cluster.control_plane else DEFAULT_VERSION
+    )
     async with running_backend(api, nc, subjects, namespace, KubeBackend(False), NO_GANG):
         await server_side_apply(api, gang, namespace)
         synced = await eventually(

@@ -14,6 +14,7 @@ import nats
 import pytest
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from gangway_contracts.resources import WORKLOADS
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime.kube import api_client
 from gangway_runtime.tracing import trace_id_hex, workload_context
@@ -108,7 +109,10 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
             # The whole flow on the default scheduler with gang scheduling: PodGang, its
             # Workload, prepared pods, gates lifted once the Workload exists.
             await server_side_apply(api, workload("demo", "trainer"), "demo")
-            workload_api = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload"}
+            workload_api = {
+                "apiVersion": f"{WORKLOADS.group}/{WORKLOADS.versions[0]}",
+                "kind": "Workload",
+            }
             trainer_workload = {**workload_api, "metadata": {"name": "trainer-0"}}
             await eventually(partial(live, api, trainer_workload, "demo"), bool)
             trainer_pods = await eventually(
@@ -128,7 +132,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
             inference["spec"]["template"]["podCliqueScalingGroups"][0].pop("topologyConstraint")
             await server_side_apply(api, inference, "demo")
             for backend, made in (
-                ("default-scheduler", "scheduling.k8s.io/v1alpha2 Workload"),
+                ("default-scheduler", f"{WORKLOADS.group}/{WORKLOADS.versions[0]} Workload"),
                 ("kai-scheduler", "scheduling.run.ai/v2alpha2 PodGroup"),
             ):
                 gang = podgang("demo", f"llama-disagg-{backend}", backend)

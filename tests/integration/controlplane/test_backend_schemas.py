@@ -9,6 +9,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.api_client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from gangway_backend_kube.translate import WORKLOAD_VERSIONS
 from tests.support.environment import Cluster
 
 
@@ -67,12 +68,16 @@ async def workload_api_v1alpha1(custom: client.CustomObjectsApi, namespace: str)
 
 async def test_workload_api(api: ApiClient, namespace: str, cluster: Cluster) -> None:
     custom = client.CustomObjectsApi(api)
-    version = cluster.control_plane.workload_api_version if cluster.control_plane else "v1alpha2"
+    version = (
+        cluster.control_plane.workload_api_version
+        if cluster.control_plane
+        else WORKLOAD_VERSIONS[0]
+    )
     if version == "v1alpha1":  # Kubernetes 1.35 (GANGWAY_K8S_VERSION=1.35.x)
         await workload_api_v1alpha1(custom, namespace)
         return
     workload = {
-        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "apiVersion": f"scheduling.k8s.io/{version}",
         "kind": "Workload",
         "metadata": {"name": "gang-0"},
         "spec": {
@@ -83,24 +88,29 @@ async def test_workload_api(api: ApiClient, namespace: str, cluster: Cluster) ->
         },
     }
     await custom.create_namespaced_custom_object(
-        "scheduling.k8s.io", "v1alpha2", namespace, "workloads", workload
+        "scheduling.k8s.io", version, namespace, "workloads", workload
     )
-    podgroup = {
-        "apiVersion": "scheduling.k8s.io/v1alpha2",
-        "kind": "PodGroup",
-        "metadata": {"name": "gang-0-router"},
-        "spec": {
+    # 1.37 (v1beta1) names the template with workloadRef, 1.36 (v1alpha2) podGroupTemplateRef.
+    reference = (
+        {"workloadRef": {"workloadName": "gang-0", "templateName": "router"}}
+        if version == "v1beta1"
+        else {
             "podGroupTemplateRef": {
                 "workload": {"workloadName": "gang-0", "podGroupTemplateName": "router"}
-            },
-            "schedulingPolicy": {"gang": {"minCount": 2}},
-        },
+            }
+        }
+    )
+    podgroup = {
+        "apiVersion": f"scheduling.k8s.io/{version}",
+        "kind": "PodGroup",
+        "metadata": {"name": "gang-0-router"},
+        "spec": {**reference, "schedulingPolicy": {"gang": {"minCount": 2}}},
     }
     created = await custom.create_namespaced_custom_object(
-        "scheduling.k8s.io", "v1alpha2", namespace, "podgroups", podgroup
+        "scheduling.k8s.io", version, namespace, "podgroups", podgroup
     )
     assert created["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
-    # A pod joins the gang by naming its PodGroup (1.36: spec.schedulingGroup).
+    # A pod joins the gang by naming its PodGroup (1.36 and 1.37: spec.schedulingGroup).
     pod = client.V1Pod(
         metadata=client.V1ObjectMeta(name="router-0"),
         spec=client.V1PodSpec(

@@ -1,4 +1,5 @@
-"""PodGang → Workload API (1.36 v1alpha2, 1.35 v1alpha1), validation, pod preparation."""
+"""PodGang → Workload API (1.37 v1beta1, 1.36 v1alpha2, 1.35 v1alpha1), validation, pod
+preparation."""
 
 from __future__ import annotations
 
@@ -33,9 +34,26 @@ def test_pod_group_names_are_relative_to_the_base_gang(gang: Any, podgroup: str,
     assert translate.template_name(gang, podgroup) == name
 
 
-def test_v1alpha2_workload_templates_and_one_podgroup_object_per_podgroup() -> None:
-    workload, *groups = translate.resources(BASE, "v1alpha2")
-    assert workload["apiVersion"] == "scheduling.k8s.io/v1alpha2"
+@pytest.mark.parametrize(
+    ("version", "reference"),
+    [
+        ("v1beta1", {"workloadRef": {"workloadName": "pcs-0", "templateName": "sg-0-worker"}}),
+        (
+            "v1alpha2",
+            {
+                "podGroupTemplateRef": {
+                    "workload": {"workloadName": "pcs-0", "podGroupTemplateName": "sg-0-worker"}
+                }
+            },
+        ),
+    ],
+)
+def test_workload_templates_and_one_podgroup_object_per_podgroup(
+    version: WorkloadVersion, reference: dict[str, Any]
+) -> None:
+    workload, *groups = translate.resources(BASE, version)
+    assert workload["apiVersion"] == f"scheduling.k8s.io/{version}"
+    assert all(g["apiVersion"] == f"scheduling.k8s.io/{version}" for g in groups)
     assert workload["metadata"]["name"] == "pcs-0"
     assert workload["spec"] == {
         "controllerRef": {"apiGroup": "scheduler.grove.io", "kind": "PodGang", "name": "pcs-0"},
@@ -50,12 +68,7 @@ def test_v1alpha2_workload_templates_and_one_podgroup_object_per_podgroup() -> N
         ("PodGroup", "pcs-0-sg-0-worker"),
         ("PodGroup", "pcs-0-sg-0-idle"),
     ]
-    assert groups[1]["spec"] == {
-        "podGroupTemplateRef": {
-            "workload": {"workloadName": "pcs-0", "podGroupTemplateName": "sg-0-worker"}
-        },
-        "schedulingPolicy": {"gang": {"minCount": 2}},
-    }
+    assert groups[1]["spec"] == {**reference, "schedulingPolicy": {"gang": {"minCount": 2}}}
     assert all(g["metadata"]["ownerReferences"][0]["kind"] == "PodGang" for g in groups)
 
 
@@ -72,7 +85,7 @@ def test_v1alpha1_workload_has_pod_groups_and_nothing_else() -> None:
 def test_more_pod_groups_than_a_workload_holds_fail_the_sync() -> None:
     gang = podgang(*[(f"pcs-0-c{i}", 1) for i in range(9)])
     with pytest.raises(SyncFailed) as failed:
-        translate.resources(gang, "v1alpha2")
+        translate.resources(gang, "v1beta1")
     assert failed.value.reason == "TooManyPodGroups"
 
 
@@ -80,12 +93,15 @@ def test_more_pod_groups_than_a_workload_holds_fail_the_sync() -> None:
     ("version", "spec"),
     [
         (None, {"schedulerName": "default-scheduler"}),
-        (
-            "v1alpha2",
-            {
-                "schedulerName": "default-scheduler",
-                "schedulingGroup": {"podGroupName": "pcs-0-sg-1-worker"},
-            },
+        *(
+            (
+                version,
+                {
+                    "schedulerName": "default-scheduler",
+                    "schedulingGroup": {"podGroupName": "pcs-0-sg-1-worker"},
+                },
+            )
+            for version in ("v1beta1", "v1alpha2")
         ),
         (
             "v1alpha1",

@@ -20,6 +20,7 @@ from gangway_contracts.pods import Pod, PodSpecView, SchedulingGate
 from gangway_podgang.decide import (
     Decision,
     Observed,
+    Placement,
     condition_true_now,
     decide,
     initialized_status,
@@ -37,19 +38,22 @@ def owner(kind: str, name: str, uid: str) -> OwnerReference:
     return OwnerReference(api_version="v1", kind=kind, name=name, uid=uid, controller=True)
 
 
-def with_condition(podgang: PodGang, type_: str, status: bool) -> PodGang:
+def with_condition(
+    podgang: PodGang, type_: str, status: bool, reason: str = "", message: str = ""
+) -> PodGang:
     condition = Condition(
         type=type_,
         status="True" if status else "False",
-        reason="Ready" if status else "PodsPending",
-        message="",
+        reason=reason or ("Ready" if status else "PodsPending"),
+        message=message,
         last_transition_time="2026-01-01T00:00:00Z",
         observed_generation=podgang.metadata.generation,
     )
     old = podgang.status.conditions if podgang.status else []
     conditions = [c for c in old if c.type != type_] + [condition]
+    phase = podgang.status.phase if podgang.status else "Pending"
     return msgspec.structs.replace(
-        podgang, status=PodGangStatus(phase="Pending", conditions=conditions)
+        podgang, status=PodGangStatus(phase=phase, conditions=conditions)
     )
 
 
@@ -88,11 +92,28 @@ class Cluster:
             name = live.metadata.name
             if keep() and name in self.podgangs:
                 self.podgangs[name] = with_condition(self.podgangs[name], INITIALIZED, status)
+        for live, placement in decision.set_placement:
+            if keep():
+                self.place(live.metadata.name, placement)
         for pod in decision.lift_gates:
             self.check_may_lift(pod)
             if keep():
                 ungated = replace(pod.spec, scheduling_gates=[])
                 self.pods[pod.metadata.name] = replace(pod, spec=ungated)
+
+    def place(self, name: str, placement: Placement) -> None:
+        if name not in self.podgangs:
+            return
+        updated = with_condition(
+            self.podgangs[name],
+            labels.SCHEDULED,
+            placement.scheduled,
+            placement.reason,
+            placement.message,
+        )
+        assert updated.status is not None
+        placed = replace(updated.status, phase=placement.phase)
+        self.podgangs[name] = replace(updated, status=placed)
 
     def create_podgang(self, gang: PlannedGang) -> None:
         meta = ObjectMeta(

@@ -64,6 +64,16 @@ class GatesLifted(JournalEvent, frozen=True, kw_only=True):
     pods: list[str]
 
 
+class PodGangPhaseChanged(JournalEvent, frozen=True, kw_only=True):
+    """What the scheduler did with the gang, read off its pods: Pending (none bound),
+    Starting (some bound), Running (every pod Running)."""
+
+    podgang: str
+    phase: str
+    bound: int = 0
+    running: int = 0
+
+
 class AdmissionRejected(JournalEvent, frozen=True, kw_only=True):
     operation: str
     errors: list[FieldError]
@@ -79,6 +89,7 @@ AnyJournalEvent = (
     | BackendSynced
     | BackendSyncFailed
     | GatesLifted
+    | PodGangPhaseChanged
     | AdmissionRejected
 )
 

@@ -31,3 +31,5 @@ TRACEPARENT_ANNOTATION: Final = "gangway.dev/traceparent"
 # PodGang conditions: Initialized is the podgang service's, BackendSynced the backend's.
 INITIALIZED: Final = "Initialized"
 BACKEND_SYNCED: Final = "BackendSynced"
+# Grove's: True once minReplicas pods of every podgroup are on nodes; reflects current state.
+SCHEDULED: Final = "Scheduled"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from gangway_contracts.k8s import ObjectMeta, Wire
+
+UNSCHEDULABLE: Final = "Unschedulable"  # core/v1 PodReasonUnschedulable
 
 
 class SchedulingGate(Wire, frozen=True, kw_only=True):
@@ -39,6 +43,13 @@ class Pod(Wire, frozen=True, kw_only=True):
 
     def is_gated(self, gate: str) -> bool:
         return any(g.name == gate for g in self.spec.scheduling_gates)
+
+    def unschedulable(self) -> str | None:
+        """The scheduler's message when it last found no place for the pod, else None."""
+        for found in self.status.conditions:
+            if (found.type, found.status, found.reason) == ("PodScheduled", "False", UNSCHEDULABLE):
+                return found.message or UNSCHEDULABLE
+        return None
 
     @property
     def is_scheduled(self) -> bool:

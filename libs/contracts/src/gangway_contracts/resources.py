@@ -64,11 +64,14 @@ def _backend_resource(backend: str, plural: str, group: str, *versions: str) -> 
 
 
 KAI_PODGROUPS = _backend_resource(KAI_SCHEDULER, "podgroups", "scheduling.run.ai", "v2alpha2")
-# Workload API: 1.35 serves v1alpha1 (Workload only), 1.36 v1alpha2 (Workload + PodGroup).
+# Workload API: 1.35 serves v1alpha1 (Workload only), 1.36 v1alpha2 and 1.37 v1beta1
+# (Workload + PodGroup).
 WORKLOADS = _backend_resource(
-    DEFAULT_SCHEDULER, "workloads", "scheduling.k8s.io", "v1alpha2", "v1alpha1"
+    DEFAULT_SCHEDULER, "workloads", "scheduling.k8s.io", "v1beta1", "v1alpha2", "v1alpha1"
 )
-KUBE_PODGROUPS = _backend_resource(DEFAULT_SCHEDULER, "podgroups", "scheduling.k8s.io", "v1alpha2")
+KUBE_PODGROUPS = _backend_resource(
+    DEFAULT_SCHEDULER, "podgroups", "scheduling.k8s.io", "v1beta1", "v1alpha2"
+)
 
 
 def backend_resources(config: SchedulerConfig) -> list[MirroredResource]:

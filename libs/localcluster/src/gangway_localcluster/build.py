@@ -1,5 +1,5 @@
-"""Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl from Go
-modules.
+"""Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok from
+Go modules.
 
 ``go install k8s.io/kubernetes/cmd/...@v1.x`` cannot work: k8s.io/kubernetes replaces every
 staging module (k8s.io/api, …) with a local directory and requires them at v0.0.0. A small
@@ -11,6 +11,11 @@ The pinned version builds from the checked-in ``tools/k8s`` (go.sum verified); a
 version gets a module generated the same way under the cache. Binaries are cached outside
 the clone in ``~/.cache/gangway/k8s-v<version>/`` and reused; ``KUBEBUILDER_ASSETS`` may
 provide any of them (setup-envtest ships etcd and kube-apiserver).
+
+kwok's go.mod has no replace directives, so ``go install sigs.k8s.io/kwok/cmd/kwok@v…`` builds
+it with its own pins (checksums from the checksum database), into
+``~/.cache/gangway/kwok-v<version>/`` beside the node and pod stages taken from the same module
+download: the bare binary has none, and without stages it does nothing.
 
     python -m gangway_localcluster.build                 # build (or reuse) and print paths
     python -m gangway_localcluster.build --write-module  # regenerate tools/k8s/go.mod
@@ -27,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,11 +40,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-KUBERNETES_VERSION: Final = "1.36.4"
-ETCD_VERSION: Final = "3.6.14"
+KUBERNETES_VERSION: Final = "1.37.2"
+# The etcd k8s.io/kubernetes itself requires: one etcd for the module graph and the binary.
+ETCD_VERSION: Final = "3.7.0"
+KWOK_VERSION: Final = "0.8.0"
+KWOK_MODULE: Final = "sigs.k8s.io/kwok"
+# kwok's ready-made stages (paths in its module): nodes become Ready at once; bound pods go
+# Running, pods of Jobs complete, deleted pods go away (no kubelet to confirm a deletion).
+KWOK_STAGES: Final = (
+    "kustomize/stage/node/fast/node-initialize.yaml",
+    "kustomize/stage/pod/fast/pod-ready.yaml",
+    "kustomize/stage/pod/fast/pod-complete.yaml",
+    "kustomize/stage/pod/fast/pod-delete.yaml",
+)
+# A heartbeat while a binary builds: a cold kube-apiserver takes minutes.
+PROGRESS_EVERY: Final = 30.0
 
-# Package to build → binary name. kwok (sigs.k8s.io/kwok/cmd/kwok) joins here when a later
-# issue needs fake nodes: one more line, no other change.
+# Package to build in the wrapper module → binary name.
 PACKAGES: Final = {
     "go.etcd.io/etcd/server/v3": "etcd",
     "k8s.io/kubernetes/cmd/kube-apiserver": "kube-apiserver",
@@ -68,6 +86,8 @@ class Binaries:
     kube_controller_manager: Path
     kube_scheduler: Path
     kubectl: Path
+    kwok: Path
+    kwok_stages: tuple[Path, ...]
     version: str
 
 
@@ -76,27 +96,63 @@ def _go_env() -> dict[str, str]:
     return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false"}
 
 
-def _go(args: list[str], cwd: Path) -> str:
+def _go(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
-        ["go", *args], cwd=cwd, env=_go_env(), capture_output=True, text=True, check=False
+        ["go", *args],
+        cwd=cwd,
+        env={**_go_env(), **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         raise RuntimeError(f"go {' '.join(args)} failed in {cwd}:\n{done.stderr[-4000:]}")
     return done.stdout
 
 
-def staging_modules(version: str) -> tuple[list[str], str]:
-    """The staging modules k8s.io/kubernetes@v<version> replaces, and its go directive."""
-    # Outside any module, so no go.mod of ours is touched by the download.
+@contextmanager
+def _progress(what: str, log: bool) -> Iterator[None]:
+    """Say what builds, then every PROGRESS_EVERY seconds that it still does, then how long
+    it took: a cold build is silent for minutes otherwise."""
+    if not log:
+        yield
+        return
+    started = time.monotonic()
+    done = threading.Event()
+
+    def heartbeat() -> None:
+        while not done.wait(PROGRESS_EVERY):
+            _say(f"  {what}: still building, {time.monotonic() - started:.0f}s")
+
+    _say(f"  {what}: building")
+    ticker = threading.Thread(target=heartbeat, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
+    _say(f"  {what}: built in {time.monotonic() - started:.0f}s")
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def module_dir(module: str, version: str) -> Path:
+    """Where the Go module cache holds ``module@v<version>`` (downloaded if missing). Run
+    outside any module, so no go.mod of ours is touched by the download."""
     info = json.loads(
-        _go(
-            ["mod", "download", "-json", f"k8s.io/kubernetes@v{version}"],
-            Path(tempfile.gettempdir()),
-        )
+        _go(["mod", "download", "-json", f"{module}@v{version}"], Path(tempfile.gettempdir()))
     )
     if "Error" in info:
-        raise RuntimeError(f"k8s.io/kubernetes@v{version}: {info['Error']}")
-    text = Path(info["GoMod"]).read_text()
+        raise RuntimeError(f"{module}@v{version}: {info['Error']}")
+    return Path(info["Dir"])
+
+
+def staging_modules(version: str) -> tuple[list[str], str]:
+    """The staging modules k8s.io/kubernetes@v<version> replaces, and its go directive."""
+    text = (module_dir("k8s.io/kubernetes", version) / "go.mod").read_text()
     modules = re.findall(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", text, re.MULTILINE)
     go_line = re.search(r"^go (\S+)", text, re.MULTILINE)
     if not modules or go_line is None:
@@ -168,34 +224,21 @@ def ensure_binaries(version: str | None = None, log: bool = False) -> Binaries:
     with _locked(target.parent / f".k8s-v{version}.lock"):
         missing = {pkg: name for pkg, name in wanted.items() if not (target / name).is_file()}
         if missing:
-            started = time.monotonic()
             if log:
-                print(
-                    f"building {', '.join(missing.values())} v{version} into {target} "
-                    "(first run: a few minutes)",
-                    file=sys.stderr,
-                    flush=True,
+                _say(
+                    f"building {', '.join(missing.values())} v{version} from Go modules into "
+                    f"{target} (first run only: minutes)"
                 )
             module = _module_dir(version, target)
-            staging = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
-            try:
-                ldflags = (
-                    f"-s -w -X k8s.io/component-base/version.gitVersion=v{version} "
-                    f"-X k8s.io/component-base/version.gitMajor={version.split('.')[0]} "
-                    f"-X k8s.io/component-base/version.gitMinor={version.split('.')[1]}"
-                )
-                for pkg, name in missing.items():
-                    _go(
-                        ["build", "-trimpath", "-ldflags", ldflags, "-o", str(staging / name), pkg],
-                        module,
-                    )
-                target.mkdir(parents=True, exist_ok=True)
-                for name in missing.values():
-                    os.replace(staging / name, target / name)  # atomic: never a half binary
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-            if log:
-                print(f"built in {time.monotonic() - started:.0f}s", file=sys.stderr)
+            ldflags = (
+                f"-s -w -X k8s.io/component-base/version.gitVersion=v{version} "
+                f"-X k8s.io/component-base/version.gitMajor={version.split('.')[0]} "
+                f"-X k8s.io/component-base/version.gitMinor={version.split('.')[1]}"
+            )
+            for i, (pkg, name) in enumerate(missing.items(), 1):
+                with _staged(target, name) as out, _progress(f"[{i}/{len(missing)}] {name}", log):
+                    _go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(out), pkg], module)
+    kwok, stages = ensure_kwok(log=log)
 
     def path(name: str) -> Path:
         return _from_assets(name) or target / name
@@ -206,8 +249,42 @@ def ensure_binaries(version: str | None = None, log: bool = False) -> Binaries:
         kube_controller_manager=path("kube-controller-manager"),
         kube_scheduler=path("kube-scheduler"),
         kubectl=path("kubectl"),
+        kwok=kwok,
+        kwok_stages=stages,
         version=version,
     )
+
+
+def ensure_kwok(log: bool = False) -> tuple[Path, tuple[Path, ...]]:
+    """kwok and its stages, built and copied once from ``sigs.k8s.io/kwok@v<KWOK_VERSION>``."""
+    target = cache_root() / f"kwok-v{KWOK_VERSION}"
+    stages = tuple(target / "stages" / Path(stage).name for stage in KWOK_STAGES)
+    with _locked(target.parent / f".kwok-v{KWOK_VERSION}.lock"):
+        if not all(stage.is_file() for stage in stages):
+            source = module_dir(KWOK_MODULE, KWOK_VERSION)
+            (target / "stages").mkdir(parents=True, exist_ok=True)
+            for stage, copy in zip(KWOK_STAGES, stages, strict=True):
+                shutil.copyfile(source / stage, copy)
+        if not (target / "kwok").is_file():
+            with _staged(target, "kwok") as out, _progress(f"kwok v{KWOK_VERSION}", log):
+                _go(
+                    ["install", f"{KWOK_MODULE}/cmd/kwok@v{KWOK_VERSION}"],
+                    Path(tempfile.gettempdir()),
+                    env={"GOBIN": str(out.parent)},
+                )
+    return target / "kwok", stages
+
+
+@contextmanager
+def _staged(target: Path, name: str) -> Iterator[Path]:
+    """A path to build ``name`` at, renamed into ``target`` only once it is whole."""
+    target.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
+    try:
+        yield staging / name
+        os.replace(staging / name, target / name)  # atomic: never a half binary
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,7 +301,14 @@ def main(argv: list[str] | None = None) -> int:
         write_module(KUBERNETES_VERSION, TOOLS_MODULE)
         return 0
     binaries = ensure_binaries(log=True)
-    for field in ("etcd", "kube_apiserver", "kube_controller_manager", "kube_scheduler", "kubectl"):
+    for field in (
+        "etcd",
+        "kube_apiserver",
+        "kube_controller_manager",
+        "kube_scheduler",
+        "kubectl",
+        "kwok",
+    ):
         print(f"{field.replace('_', '-')}: {getattr(binaries, field)}")
     return 0
 

@@ -1,12 +1,16 @@
-"""A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager.
+"""A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
+and on request kube-scheduler with kwok's fake nodes.
 
 The API server runs with the Workload API switched on (feature gates plus the runtime
 config of its minor), RBAC authorization and client-certificate authentication; the
 controller manager runs the garbage collector and the namespace controller, so owner
-references cascade and namespaces finish deleting as on a real cluster. No kubelet and
-no scheduler: pods stay unscheduled unless a test binds them.
+references cascade and namespaces finish deleting as on a real cluster. With
+``scheduling=True`` kube-scheduler (same version, same gates) places pods on the nodes
+:meth:`ControlPlane.add_nodes` describes, and kwok marks those nodes Ready and runs the pods
+bound to them. Without it pods stay unscheduled.
 
-    with ControlPlane.start() as cp:
+    with ControlPlane.start(scheduling=True) as cp:
+        cp.add_nodes(NodePool(count=4, gpus=8))
         print(cp.kubeconfig)
 """
 
@@ -29,14 +33,25 @@ import yaml
 from gangway_localcluster import processes
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
+from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool
 
-# The Workload API version each Kubernetes minor serves (each alpha replaced the previous
-# one without conversion, so a control plane pins one minor).
-WORKLOAD_API: Final = {35: "v1alpha1", 36: "v1alpha2"}
-FEATURE_GATES: Final = "GenericWorkload=true,GangScheduling=true"
+# The Workload API version each Kubernetes minor serves (each replaced the previous one
+# without conversion, so a control plane pins one minor).
+WORKLOAD_API: Final = {35: "v1alpha1", 36: "v1alpha2", 37: "v1beta1"}
 SERVICE_CIDR: Final = "10.0.0.0/24"
+POD_CIDR: Final = "10.128.0.0/16"  # kwok's pod IPs: apart from the service range
+# kube-scheduler logs little at verbosity 1; an unplaceable gang is retried without backoff,
+# so its log is capped all the same.
+SCHEDULER_VERBOSITY: Final = 1
+SCHEDULER_LOG_BYTES: Final = 20 * 1024 * 1024
 ADMIN_USER: Final = "gangway-admin"
 FIELD_MANAGER: Final = "gangway-localcluster"
+
+
+def feature_gates(minor: int) -> str:
+    """The gates the Workload API needs: 1.37 folded GangScheduling into GenericWorkload
+    (and refuses the old name)."""
+    return "GenericWorkload=true" if minor >= 37 else "GenericWorkload=true,GangScheduling=true"
 
 
 class APIError(RuntimeError):
@@ -67,9 +82,11 @@ class ControlPlane(processes.Supervised):
         workdir: Path | None = None,
         controller_manager: bool = True,
         crds: Iterable[Path] = (),
+        scheduling: bool = False,
     ) -> ControlPlane:
         """Start everything; ``crds`` are installed before the controller manager starts,
-        so its garbage collector watches them from its first discovery (else ~30 s later)."""
+        so its garbage collector watches them from its first discovery (else ~30 s later).
+        ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`)."""
         binaries = binaries or ensure_binaries()
         minor = int(binaries.version.split(".")[1])
         if minor not in WORKLOAD_API:
@@ -109,6 +126,9 @@ class ControlPlane(processes.Supervised):
             cp.install_crds(crds)
             if controller_manager:
                 cp._start_controller_manager(sa_key)
+            if scheduling:
+                cp._start_scheduler()
+                cp._start_kwok()
         except BaseException:
             cp.stop()
             raise
@@ -158,6 +178,9 @@ class ControlPlane(processes.Supervised):
                     f"--etcd-servers={self._etcd_url}",
                     "--bind-address=127.0.0.1",
                     "--advertise-address=127.0.0.1",
+                    # 1.37 refuses a loopback address for the `kubernetes` Service's endpoints;
+                    # nothing here reaches the API server through that Service.
+                    "--endpoint-reconciler-type=none",
                     f"--secure-port={chosen}",
                     f"--tls-cert-file={cert}",
                     f"--tls-private-key-file={key}",
@@ -168,10 +191,12 @@ class ControlPlane(processes.Supervised):
                     f"--service-account-issuer={server}",
                     f"--service-account-key-file={sa_pub}",
                     f"--service-account-signing-key-file={sa_key}",
-                    # No controller creates default ServiceAccounts for pods here (as envtest).
-                    "--disable-admission-plugins=ServiceAccount",
+                    # No controller creates default ServiceAccounts for pods here (as envtest),
+                    # and none would lift the not-ready taint TaintNodesByCondition puts on a
+                    # new node (the node lifecycle controller; kwok marks nodes Ready itself).
+                    "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
                     "--allow-privileged=true",
-                    f"--feature-gates={FEATURE_GATES}",
+                    f"--feature-gates={self.feature_gates}",
                     f"--runtime-config=scheduling.k8s.io/{self.workload_api_version}=true",
                 ],
                 self.workdir / "logs" / "kube-apiserver.log",
@@ -194,11 +219,19 @@ class ControlPlane(processes.Supervised):
         self._start_apiserver(port=int(self.server.rsplit(":", 1)[1]))
 
     @property
+    def minor(self) -> int:
+        return int(self.binaries.version.split(".")[1])
+
+    @property
+    def feature_gates(self) -> str:
+        return feature_gates(self.minor)
+
+    @property
     def _controllers(self) -> list[str]:
         """Owner-reference GC and namespace deletion; from 1.36 also the controller that
         lifts the protection finalizer of deleted PodGroups (else they never go away)."""
         found = ["garbage-collector-controller", "namespace-controller"]
-        if self.workload_api_version == "v1alpha2":
+        if self.workload_api_version != "v1alpha1":
             found.append("podgroup-protection-controller")
         return found
 
@@ -213,7 +246,7 @@ class ControlPlane(processes.Supervised):
                 "--secure-port=0",
                 f"--service-account-private-key-file={sa_key}",
                 "--use-service-account-credentials=false",
-                f"--feature-gates={FEATURE_GATES}",
+                f"--feature-gates={self.feature_gates}",
             ],
             self.workdir / "logs" / "kube-controller-manager.log",
         )
@@ -223,6 +256,97 @@ class ControlPlane(processes.Supervised):
         if not child.alive():
             raise RuntimeError(f"kube-controller-manager exited:\n{child.log_tail()}")
         self._children.append(child)
+
+    def _start_scheduler(self) -> None:
+        """kube-scheduler with the default profile, in which the Workload API's gates put
+        the GangScheduling plugin; ready once its /readyz answers."""
+        port = processes.free_port()
+        child = processes.start(
+            "kube-scheduler",
+            [
+                self.binaries.kube_scheduler,
+                f"--kubeconfig={self.kubeconfig}",
+                f"--authentication-kubeconfig={self.kubeconfig}",
+                f"--authorization-kubeconfig={self.kubeconfig}",
+                # No front proxy here: do not look for its CA (else an error every second).
+                "--authentication-skip-lookup=true",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--feature-gates={self.feature_gates}",
+                f"-v={SCHEDULER_VERBOSITY}",
+            ],
+            self.workdir / "logs" / "kube-scheduler.log",
+            max_log_bytes=SCHEDULER_LOG_BYTES,
+        )
+        self._children.append(child)
+        insecure = ssl.create_default_context()
+        insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE  # its own cert
+        processes.wait_until(
+            partial(processes.http_ok, f"https://127.0.0.1:{port}/readyz", insecure),
+            child,
+            "/readyz",
+            60,
+        )
+
+    def _start_kwok(self) -> None:
+        """kwok for the nodes :meth:`add_nodes` makes (and only those: it picks them by
+        kwok's annotation), with the node and pod stages from its module."""
+        key, value = MANAGED_BY_KWOK
+        child = processes.start(
+            "kwok",
+            [
+                self.binaries.kwok,
+                f"--kubeconfig={self.kubeconfig}",
+                *(f"--config={stage}" for stage in self.binaries.kwok_stages),
+                f"--manage-nodes-with-annotation-selector={key}={value}",
+                f"--cidr={POD_CIDR}",
+                "--node-ip=127.0.0.1",
+                "--node-lease-duration-seconds=0",  # no lifecycle controller reads leases
+                "--server-address=127.0.0.1:0",
+            ],
+            self.workdir / "logs" / "kwok.log",
+        )
+        self._children.append(child)
+        time.sleep(0.5)
+        if not child.alive():
+            raise RuntimeError(f"kwok exited:\n{child.log_tail()}")
+
+    @property
+    def scheduling(self) -> bool:
+        return any(c.name == "kube-scheduler" for c in self._children)
+
+    def add_nodes(self, pool: NodePool, ready_within: float = 60.0) -> list[str]:
+        """Create the pool's nodes (those that exist are kept) and wait until kwok reports
+        every one Ready. Returns their names."""
+        if not self.scheduling:
+            raise RuntimeError("nodes need the scheduler and kwok: start(scheduling=True)")
+        for node in pool.manifests():
+            try:
+                self.request("POST", "/api/v1/nodes", node)
+            except APIError as exc:
+                if exc.status != 409:
+                    raise
+        names = pool.names()
+        deadline = time.monotonic() + ready_within
+        while not_ready := [n for n in names if not self._node_ready(n)]:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nodes not Ready after {ready_within:.0f}s: {not_ready[:5]}")
+            time.sleep(0.1)
+        return names
+
+    def delete_nodes(self, names: Iterable[str]) -> None:
+        for name in names:
+            try:
+                self.request("DELETE", f"/api/v1/nodes/{name}")
+            except APIError as exc:
+                if exc.status != 404:
+                    raise
+
+    def _node_ready(self, name: str) -> bool:
+        _, node = self.request("GET", f"/api/v1/nodes/{name}")
+        conditions = (node.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
     # --- access -------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -23,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, Final, Self
+from typing import IO, Any, Final, Self
 
 _PR_SET_PDEATHSIG: Final = 1
 _running: list[Child] = []
@@ -107,23 +108,53 @@ class Supervised:
 
 
 def start(
-    name: str, args: Sequence[str | Path], log: Path, env: Mapping[str, str] | None = None
+    name: str,
+    args: Sequence[str | Path],
+    log: Path,
+    env: Mapping[str, str] | None = None,
+    max_log_bytes: int | None = None,
 ) -> Child:
+    """Start ``args`` writing to ``log``; with ``max_log_bytes`` the log is rotated once
+    (``log`` and ``log.1``) so a chatty child never holds more than twice that on disk."""
     _install_handlers()
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         popen = subprocess.Popen(
             [str(a) for a in args],
             stdin=subprocess.DEVNULL,
-            stdout=out,
+            stdout=out if max_log_bytes is None else subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=None if env is None else dict(env),
             start_new_session=True,
             preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
         )
+    if max_log_bytes is not None and popen.stdout is not None:
+        copier = threading.Thread(
+            target=_copy_capped, args=(popen.stdout, log, max_log_bytes), daemon=True
+        )
+        copier.start()
     child = Child(name, popen, log)
     _running.append(child)
     return child
+
+
+def _copy_capped(source: IO[bytes], log: Path, limit: int) -> None:
+    """Copy a child's output to ``log``; past ``limit`` bytes the log becomes ``log.1``
+    (replacing the older one) and a new ``log`` starts."""
+    out = log.open("ab")
+    written = out.tell()
+    try:
+        for line in iter(source.readline, b""):
+            if written + len(line) > limit:
+                out.close()
+                os.replace(log, log.with_name(log.name + ".1"))
+                out, written = log.open("ab"), 0
+            out.write(line)
+            out.flush()
+            written += len(line)
+    finally:
+        out.close()
+        source.close()
 
 
 def on_stop(cleanup: Callable[[], None]) -> None:

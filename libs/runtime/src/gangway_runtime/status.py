@@ -72,14 +72,16 @@ async def patch_status(
 
 
 async def set_podgang_condition(
-    kube: Kube, current: dict[str, Any], condition: Condition
+    kube: Kube, current: dict[str, Any], condition: Condition, phase: str | None = None
 ) -> dict[str, Any] | None:
-    """Merge one condition into a PodGang's status; other writers' conditions are kept."""
+    """Merge one condition (and, given, the phase) into a PodGang's status; other writers'
+    conditions are kept."""
 
     def change(status: dict[str, Any]) -> dict[str, Any] | None:
         conditions = merged_conditions(status.get("conditions") or [], condition)
-        if conditions is None:
+        wanted = phase or status.get("phase") or _PENDING
+        if conditions is None and wanted == status.get("phase"):
             return None
-        return {"phase": status.get("phase") or _PENDING, "conditions": conditions}
+        return {"phase": wanted, "conditions": conditions or status.get("conditions") or []}
 
     return await patch_status(kube, PODGANGS, current, change)

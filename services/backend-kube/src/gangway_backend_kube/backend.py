@@ -11,9 +11,10 @@ from gangway_backend_kube import translate
 from gangway_backend_kube.translate import (
     GROUP,
     NAME,
-    PODGROUPS,
+    WITH_PODGROUPS,
     WORKLOAD_VERSIONS,
     WorkloadVersion,
+    podgroups_of,
 )
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure
@@ -33,11 +34,11 @@ from gangway_runtime.service import CannotStart
 
 
 async def served_workload_version(kube: Kube) -> WorkloadVersion | None:
-    """The newest Workload API version the API server serves whole (v1alpha2 needs its
-    PodGroups too), or None: gang scheduling cannot work there."""
+    """The newest Workload API version the API server serves whole (v1alpha2 and v1beta1
+    need their PodGroups too), or None: gang scheduling cannot work there."""
     for version in WORKLOAD_VERSIONS:
         if await kube.serves(translate.workloads(version)):
-            if version == "v1alpha2" and not await kube.serves(PODGROUPS):
+            if version in WITH_PODGROUPS and not await kube.serves(podgroups_of(version)):
                 continue
             return version
     return None
@@ -72,9 +73,10 @@ class KubeBackend:
         raise CannotStart(
             f"gangScheduling is on but the API server serves no {GROUP} Workload API "
             f"({' or '.join(WORKLOAD_VERSIONS)}): start kube-apiserver and kube-scheduler with "
-            "--feature-gates=GenericWorkload=true,GangScheduling=true and kube-apiserver with "
-            f"--runtime-config={GROUP}/v1alpha2=true (Kubernetes 1.36) or "
-            f"{GROUP}/v1alpha1=true (1.35); or set gangScheduling: false"
+            "--feature-gates=GenericWorkload=true (1.35 and 1.36: also GangScheduling=true) "
+            f"and kube-apiserver with --runtime-config={GROUP}/v1beta1=true (Kubernetes 1.37), "
+            f"{GROUP}/v1alpha2=true (1.36) or {GROUP}/v1alpha1=true (1.35); "
+            "or set gangScheduling: false"
         )
 
     def resources(
@@ -89,7 +91,11 @@ class KubeBackend:
         changes: list[str] = []
         for manifest in self.resources(podgang, None):  # the Workload before its PodGroups
             kind = manifest["kind"]
-            resource = translate.workloads(self.version) if kind == "Workload" else PODGROUPS
+            resource = (
+                translate.workloads(self.version)
+                if kind == "Workload"
+                else podgroups_of(self.version)
+            )
             change = await ensure(
                 ctx.kube, resource, manifest, field_manager=ctx.field_manager, immutable_spec=True
             )
@@ -105,9 +111,9 @@ class KubeBackend:
         podgang = msgspec.json.decode(last.object, type=PodGang)
         ns = last.namespace
         await delete_owned(ctx.kube, translate.workloads(self.version), ns, last.name, last.uid)
-        if self.version == "v1alpha2":
+        if self.version in WITH_PODGROUPS:
             for group in podgang.spec.podgroups:
-                await delete_owned(ctx.kube, PODGROUPS, ns, group.name, last.uid)
+                await delete_owned(ctx.kube, podgroups_of(self.version), ns, group.name, last.uid)
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         return prepare_each(request, translate.prepare_pod(self.version))

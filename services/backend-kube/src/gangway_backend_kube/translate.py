@@ -5,12 +5,15 @@ One pod group per PodGang podgroup, each gang-scheduled with minCount = minRepli
 when that is 0). Its name in the Workload is the podgroup's name relative to the base gang
 (``leader``, ``workers-0-worker``), readable and a DNS label as the API wants.
 
-- ``v1alpha2`` (Kubernetes 1.36): a Workload of podGroupTemplates, plus one PodGroup object
-  per podgroup named like it; pods carry ``spec.schedulingGroup.podGroupName``.
+- ``v1beta1`` (Kubernetes 1.37): a Workload of podGroupTemplates, plus one PodGroup object
+  per podgroup named like it, pointing back with ``spec.workloadRef``; pods carry
+  ``spec.schedulingGroup.podGroupName``.
+- ``v1alpha2`` (1.36): the same shape, the PodGroup pointing back with
+  ``spec.podGroupTemplateRef.workload``.
 - ``v1alpha1`` (1.35): a Workload of podGroups; pods carry ``spec.workloadRef``.
 
 The kube-scheduler gangs each pod group on its own: the PodGang as a whole is not placed
-atomically (that needs the CompositePodGroup of later releases).
+atomically (that needs 1.37's CompositePodGroup, alpha and behind its own gate).
 """
 
 from __future__ import annotations
@@ -37,16 +40,20 @@ from gangway_runtime.kube import ApiResource
 
 NAME: Final = DEFAULT_SCHEDULER
 GROUP: Final = "scheduling.k8s.io"
-WorkloadVersion = Literal["v1alpha2", "v1alpha1"]
-WORKLOAD_VERSIONS: Final[tuple[WorkloadVersion, ...]] = ("v1alpha2", "v1alpha1")
-MAX_POD_GROUPS: Final = 8  # per Workload, in both versions
+WorkloadVersion = Literal["v1beta1", "v1alpha2", "v1alpha1"]
+# Newest first: the order a backend looks for what the API server serves.
+WORKLOAD_VERSIONS: Final[tuple[WorkloadVersion, ...]] = ("v1beta1", "v1alpha2", "v1alpha1")
+# The versions with PodGroup objects beside the Workload (and pods in a schedulingGroup).
+WITH_PODGROUPS: Final[frozenset[WorkloadVersion]] = frozenset({"v1beta1", "v1alpha2"})
+MAX_POD_GROUPS: Final = 8  # per Workload, in every version
 
 
 def workloads(version: WorkloadVersion) -> ApiResource:
     return ApiResource(GROUP, version, "workloads")
 
 
-PODGROUPS: Final = ApiResource(GROUP, "v1alpha2", "podgroups")
+def podgroups_of(version: WorkloadVersion) -> ApiResource:
+    return ApiResource(GROUP, version, "podgroups")
 
 
 def template_name(podgang: PodGang, podgroup: str) -> str:
@@ -82,7 +89,7 @@ def _checked(podgang: PodGang) -> list[tuple[str, str, int]]:
 
 def workload(podgang: PodGang, version: WorkloadVersion) -> Manifest:
     groups = _checked(podgang)
-    if version == "v1alpha2":
+    if version in WITH_PODGROUPS:
         spec_groups: dict[str, Any] = {
             "podGroupTemplates": [
                 {"name": name, "schedulingPolicy": _policy(n)} for _, name, n in groups
@@ -105,20 +112,26 @@ def workload(podgang: PodGang, version: WorkloadVersion) -> Manifest:
     }
 
 
-def podgroups(podgang: PodGang) -> list[Manifest]:
-    """v1alpha2's PodGroup objects, one per podgroup, named like it."""
+def _template_ref(version: WorkloadVersion, workload: str, template: str) -> dict[str, Any]:
+    """How a PodGroup names the Workload template it was made from."""
+    if version == "v1beta1":
+        return {"workloadRef": {"workloadName": workload, "templateName": template}}
+    return {
+        "podGroupTemplateRef": {
+            "workload": {"workloadName": workload, "podGroupTemplateName": template}
+        }
+    }
+
+
+def podgroups(podgang: PodGang, version: WorkloadVersion) -> list[Manifest]:
+    """The PodGroup objects of v1alpha2 and v1beta1, one per podgroup, named like it."""
     return [
         {
-            "apiVersion": PODGROUPS.api_version,
+            "apiVersion": podgroups_of(version).api_version,
             "kind": "PodGroup",
             "metadata": carried_metadata(podgang, group),
             "spec": {
-                "podGroupTemplateRef": {
-                    "workload": {
-                        "workloadName": podgang.metadata.name,
-                        "podGroupTemplateName": name,
-                    }
-                },
+                **_template_ref(version, podgang.metadata.name, name),
                 "schedulingPolicy": _policy(n),
             },
         }
@@ -129,8 +142,8 @@ def podgroups(podgang: PodGang) -> list[Manifest]:
 def resources(podgang: PodGang, version: WorkloadVersion) -> list[Manifest]:
     """Everything for one PodGang, the Workload first."""
     found = [workload(podgang, version)]
-    if version == "v1alpha2":
-        found += podgroups(podgang)
+    if version in WITH_PODGROUPS:
+        found += podgroups(podgang, version)
     return found
 
 
@@ -139,7 +152,7 @@ def prepare_pod(version: WorkloadVersion | None) -> PreparePod:
 
     def prepare(pod: Manifest, podgang: PodGang, podgroup: str) -> Manifest:
         spec: dict[str, Any] = {"schedulerName": NAME}
-        if version == "v1alpha2":
+        if version in WITH_PODGROUPS:
             spec["schedulingGroup"] = {"podGroupName": podgroup}
         elif version == "v1alpha1":
             spec["workloadRef"] = {

@@ -12,18 +12,23 @@ The order GREP-375 wants falls out of the rules:
 3. once every pod of a gang exists: its pod references, then ``Initialized=True``;
 4. a pod's gate comes off when its gang is Initialized and its backend says BackendSynced,
    both at the gang's current generation, and — for a scaled gang — when the base gang of the
-   same PodCliqueSet replica is scheduled (each podgroup has ≥ minReplicas pods on nodes).
+   same PodCliqueSet replica is scheduled (each podgroup has ≥ minReplicas pods on nodes);
+5. once every pod exists, the PodGang's ``status.phase`` and ``Scheduled`` condition follow
+   what the scheduler did with its pods, as Grove's do: Pending (none bound), Starting (some
+   bound), Running (every pod Running); Scheduled once each podgroup has minReplicas bound,
+   else why not (still gated, the scheduler's Unschedulable verdict, or not tried yet).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.k8s import NamespacedName, ObjectMeta
-from gangway_contracts.pods import Pod
+from gangway_contracts.pods import UNSCHEDULABLE, Pod
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
 
@@ -53,6 +58,7 @@ class Decision:
     # (PodGang, desired Initialized status) where the condition must change.
     set_initialized: tuple[tuple[PodGang, bool], ...] = ()
     lift_gates: tuple[Pod, ...] = ()
+    set_placement: tuple[tuple[PodGang, Placement], ...] = ()
 
     @property
     def done(self) -> bool:
@@ -65,6 +71,7 @@ class Decision:
                 self.delete_pods,
                 self.set_initialized,
                 self.lift_gates,
+                self.set_placement,
             )
         )
 
@@ -79,6 +86,61 @@ def initialized_status(podgang: PodGang) -> bool | None:
     """The Initialized condition's status at the current generation; None if unset or stale."""
     found = podgang.current_condition(labels.INITIALIZED)
     return None if found is None else found.status == "True"
+
+
+PENDING: Final = "Pending"
+STARTING: Final = "Starting"
+RUNNING: Final = "Running"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What the scheduler made of a gang, read off its pods: Grove's phase and its Scheduled
+    condition (reason and message say why not, in the scheduler's words when it gave any)."""
+
+    phase: str
+    bound: int
+    running: int
+    scheduled: bool
+    reason: str
+    message: str
+
+    def differs_from(self, podgang: PodGang) -> bool:
+        found = podgang.current_condition(labels.SCHEDULED)
+        return (
+            phase_now(podgang) != self.phase
+            or found is None
+            or (found.status == "True") != self.scheduled
+            or found.reason != self.reason
+            or found.message != self.message
+        )
+
+
+def placement_of(gang: PlannedGang, pods: Mapping[str, Pod]) -> Placement:
+    """Pending until the scheduler binds a pod of the gang, Starting while some are bound,
+    Running once every pod is Running; Scheduled once every podgroup has minReplicas bound."""
+    planned = [name for _, _, name in gang.pods]
+    found = [pods[name] for name in planned if name in pods]
+    bound = sum(1 for pod in found if pod.is_scheduled)
+    running = sum(1 for pod in found if pod.status.phase == RUNNING)
+    phase = RUNNING if found and running == len(planned) else STARTING if bound else PENDING
+    gated = sum(1 for pod in found if pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE))
+    verdict = next((v for pod in found if (v := pod.unschedulable()) is not None), None)
+    if scheduled(gang, pods):
+        reason, message = "PodGangScheduled", f"{bound} of {len(planned)} pods on nodes"
+    elif gated:
+        reason, message = "SchedulingGated", f"{gated} of {len(planned)} pods still gated"
+    elif verdict is not None:
+        reason, message = UNSCHEDULABLE, verdict  # the scheduler's own words
+    else:
+        reason = "PodsPending"
+        message = f"{bound} of {len(planned)} pods on nodes, the rest not placed yet"
+    return Placement(phase, bound, running, reason == "PodGangScheduled", reason, message)
+
+
+def phase_now(podgang: PodGang) -> str:
+    """The phase the PodGang reports; Grove requires one, and nothing placed is Pending."""
+    return (podgang.status.phase if podgang.status else None) or PENDING
 
 
 def scheduled(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
@@ -134,6 +196,7 @@ def decide(
     delete_pods: list[str] = []
     set_initialized: list[tuple[PodGang, bool]] = []
     lift_gates: list[Pod] = []
+    set_placement: list[tuple[PodGang, Placement]] = []
 
     for gang in gangs:
         live = observed.podgangs.get(gang.name)
@@ -157,7 +220,12 @@ def decide(
         if initialized_status(live) != complete:
             set_initialized.append((live, complete))
             continue
-        if not complete or not condition_true_now(live, labels.BACKEND_SYNCED):
+        if not complete:
+            continue
+        placement = placement_of(gang, observed.pods)
+        if placement.differs_from(live):
+            set_placement.append((live, placement))
+        if not condition_true_now(live, labels.BACKEND_SYNCED):
             continue
         base = planned.get(gang.base)
         if not gang.is_base and (base is None or not scheduled(base, observed.pods)):
@@ -175,4 +243,5 @@ def decide(
         delete_pods=tuple(delete_pods),
         set_initialized=tuple(set_initialized),
         lift_gates=tuple(lift_gates),
+        set_placement=tuple(set_placement),
     )

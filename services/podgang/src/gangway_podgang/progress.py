@@ -24,7 +24,7 @@ from gangway_contracts.grove import PodCliqueSet, PodGang, topology_constraints
 from gangway_contracts.k8s import Condition
 from gangway_contracts.pods import Pod
 from gangway_podgang.decide import condition_true_now, initialized_status, scheduled
-from gangway_podgang.plan import Plan, PlannedGang
+from gangway_podgang.plan import Plan, PlannedGang, PlannedPodGroup
 from gangway_runtime.conditions import merged_conditions
 from gangway_runtime.status import StatusChange
 
@@ -160,6 +160,7 @@ def counts(
         "replicas": pcs.spec.replicas,
         "availableReplicas": available,
         "updatedReplicas": updated,
+        "updateProgress": update_progress(plan, pods),
         "podGangStatuses": [
             {
                 "name": gang.name,
@@ -168,6 +169,29 @@ def counts(
             for gang in plan.gangs
             if (live := podgangs.get(gang.name)) is not None
         ],
+    }
+
+
+def update_progress(plan: Plan, pods: Mapping[str, Pod]) -> dict[str, int]:
+    """Grove's PodClique and PodCliqueScalingGroup counts (the printer columns): one PodClique
+    per clique instance, one scaling group per group and PodCliqueSet replica; "updated" when
+    every pod of it exists at the current spec (Gangway replaces pods, it does not roll them)."""
+    cliques = [group for gang in plan.gangs for group in gang.podgroups]
+    scaling: dict[str, list[PlannedPodGroup]] = {}
+    for group in cliques:
+        if group.scaling_group:
+            scaling.setdefault(group.scaling_group, []).append(group)
+
+    def made(group: PlannedPodGroup) -> bool:
+        return all(pod in pods for pod in group.pods)
+
+    return {
+        "totalPodCliquesCount": len(cliques),
+        "updatedPodCliquesCount": sum(1 for group in cliques if made(group)),
+        "totalPodCliqueScalingGroupsCount": len(scaling),
+        "updatedPodCliqueScalingGroupsCount": sum(
+            1 for groups in scaling.values() if all(map(made, groups))
+        ),
     }
 
 

@@ -28,7 +28,7 @@ from gangway_contracts.pods import Pod
 from gangway_contracts.rpc import PodsPrepared, PreparePodsReply, PreparePodsRequest
 from gangway_contracts.subjects import TRACEPARENT_HEADER, BackendOperation, Kind, Subjects
 from gangway_podgang import metrics
-from gangway_podgang.decide import Decision, PodsToCreate
+from gangway_podgang.decide import Decision, Placement, PodsToCreate, phase_now
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
 from gangway_podgang.plan import PlannedGang
 from gangway_podgang.readmodel import Workload
@@ -193,6 +193,7 @@ class Actuator:
             *[self._delete(Kind.POD, workload.pods[name], pcs) for name in decision.delete_pods],
             *[self._set_initialized(pcs, live, ok) for live, ok in decision.set_initialized],
             *self._lift_gates(pcs, decision.lift_gates),
+            *[self._set_placement(pcs, live, found) for live, found in decision.set_placement],
         ]
         results = await asyncio.gather(*steps, return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
@@ -338,6 +339,34 @@ class Actuator:
                 raise PrepareFailed(backend, answer.reason, message)
             prepared += _checked(backend, chunk, answer.pods)
         return prepared
+
+    async def _set_placement(
+        self, pcs: PodCliqueSet, live: PodGang, placement: Placement
+    ) -> list[Expectation]:
+        """The phase and the Scheduled condition, in one status write."""
+        meta = live.metadata
+        scheduled = Condition(
+            type=labels.SCHEDULED,
+            status="True" if placement.scheduled else "False",
+            reason=placement.reason,
+            message=placement.message[:32768],
+            last_transition_time=now(),
+            observed_generation=meta.generation,
+        )
+        call = set_podgang_condition(self.kube, to_object(live), scheduled, phase=placement.phase)
+        written = await self._write(Kind.PODGANG, "status", meta.name, call)
+        if written is not None and phase_now(live) != placement.phase:
+            # Journal only: the scheduler's own events on the pods already tell the cluster.
+            await self.reporter.journal(
+                events.PodGangPhaseChanged(
+                    **self.reporter.common(pcs),
+                    podgang=meta.name,
+                    phase=placement.phase,
+                    bound=placement.bound,
+                    running=placement.running,
+                )
+            )
+        return [Expectation(Kind.PODGANG, meta.name, _version(written))]
 
     def _lift_gates(
         self, pcs: PodCliqueSet, pods: Sequence[Pod]
