@@ -88,6 +88,14 @@ class Cluster:
         for name in decision.delete_pods:
             if keep():
                 del self.pods[name]
+        self.apply_status(decision, keep)
+        for pod in decision.lift_gates:
+            self.check_may_lift(pod)
+            if keep():
+                ungated = replace(pod.spec, scheduling_gates=[])
+                self.pods[pod.metadata.name] = replace(pod, spec=ungated)
+
+    def apply_status(self, decision: Decision, keep: Callable[[], bool]) -> None:
         for live, status in decision.set_initialized:
             name = live.metadata.name
             if keep() and name in self.podgangs:
@@ -95,11 +103,6 @@ class Cluster:
         for live, placement in decision.set_placement:
             if keep():
                 self.place(live.metadata.name, placement)
-        for pod in decision.lift_gates:
-            self.check_may_lift(pod)
-            if keep():
-                ungated = replace(pod.spec, scheduling_gates=[])
-                self.pods[pod.metadata.name] = replace(pod, spec=ungated)
 
     def place(self, name: str, placement: Placement) -> None:
         if name not in self.podgangs:
