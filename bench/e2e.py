@@ -1,21 +1,25 @@
 """End-to-end benchmark: PodCliqueSets submitted where every Gangway service runs as its own
 process (as ``gangway up`` runs them), measured from outside the services.
 
-    uv run python bench/e2e.py                       # ScaleTest_1000, default-scheduler, gang on
+    uv run python bench/e2e.py                       # ScaleTest_1000, default-scheduler, gang on,
+                                                     # kube-scheduler on 100 kwok nodes
     uv run python bench/e2e.py --no-gang             # default-scheduler, gang scheduling off
+    uv run python bench/e2e.py --nodes 0             # no scheduler: ends at gates lifted
     uv run python bench/e2e.py --scheduler kai-scheduler          # ScaleTest_1000 on KAI
     uv run python bench/e2e.py --podcliquesets 100 --replicas 5   # 100 submitted at once
 
-Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no scheduler, no
-controller manager) and nats-server; watcher, podgang, both backends and admission (registered
-as the webhook) as their own processes. Grove's ScaleTest_1000 shape: each PodCliqueSet has
-``--replicas`` gangs of one clique of 2 pods (minAvailable 2). All PodCliqueSets are created
-at once; the report gives
-- submit → every pod created, → every gate lifted (the journal's own times; the end state
-  checked once through the API server);
-- per gang, PodCliqueSet observed → gates lifted, p50/p99/max (the journal, as ``gangway trace``);
+Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no controller
+manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes) and nats-server;
+watcher, podgang, both backends and admission (registered as the webhook) as their own
+processes. Grove's ScaleTest_1000 shape: each PodCliqueSet has ``--replicas`` gangs of one
+clique of 2 pods (minAvailable 2). All PodCliqueSets are created at once; the report gives
+- submit → every pod created, → every gate lifted, and with a scheduler → every pod bound,
+  → every pod Running (the journal's own times, and the pods' bind times from the API
+  server's LIST; the end state checked once through the API server);
+- per gang, PodCliqueSet observed → gates lifted (and → Running), p50/p99/max (the journal,
+  as ``gangway trace``), and gates lifted → all its pods bound;
 - API writes the flow made (kube-apiserver's own request counter), per gang, against the least
-  the flow needs;
+  the flow needs; API reads (GET, LIST, WATCH) per gang, less the benchmark's own polls;
 - NATS messages each service sent, and stream messages stored, per gang (nats-server's
   monitor; the benchmark's own progress polls are a handful per second);
 - CPU seconds and peak RSS of every process (/proc).
@@ -57,6 +61,7 @@ from gangway_contracts.subjects import Subjects
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
+from gangway_localcluster.nodes import NodePool
 from gangway_runtime import journal
 from gangway_runtime.kube import Kube, api_client
 from gangway_runtime.status import PODCLIQUESETS, PODS
@@ -73,7 +78,9 @@ GANG_RESOURCES: Final = frozenset(
 )
 PODCLIQUESET_STATUS: Final = "podcliquesets/status"
 EVENTS: Final = "events"
+READ_VERBS: Final = frozenset({"GET", "LIST", "WATCH"})
 DONE_WITHIN: Final = 900.0
+POLL_EVERY: Final = 0.5
 
 
 def least_writes_per_gang(scheduler: str, gang: bool) -> dict[str, int]:
@@ -92,10 +99,20 @@ class Run:
     gang: bool
     podcliquesets: int
     replicas: int
+    nodes: int = 0
+
+    @property
+    def placed(self) -> bool:
+        """A scheduler here binds the pods (KAI's does not run beside Gangway yet)."""
+        return self.nodes > 0 and self.scheduler == DEFAULT_SCHEDULER
 
     @property
     def gangs(self) -> int:
         return self.podcliquesets * self.replicas
+
+    @property
+    def pods(self) -> int:
+        return self.gangs * PODS_PER_GANG
 
     def config(self) -> dict[str, Any]:
         """Both backends, as ``gangway up`` runs them; the one measured is the default."""
@@ -118,15 +135,15 @@ class Run:
         return found
 
 
-def api_writes(metrics_text: str) -> Counter[str]:
-    """kube-apiserver's write requests so far, by resource[/subresource] and answer code."""
+def api_requests(metrics_text: str, verbs: frozenset[str]) -> Counter[str]:
+    """kube-apiserver's requests of ``verbs`` so far, by resource[/subresource] and code."""
     writes: Counter[str] = Counter()
     for family in text_string_to_metric_families(metrics_text):
         if family.name != "apiserver_request":
             continue
         for sample in family.samples:
             labels = sample.labels
-            if sample.name != "apiserver_request_total" or labels.get("verb") not in WRITE_VERBS:
+            if sample.name != "apiserver_request_total" or labels.get("verb") not in verbs:
                 continue
             resource = labels["resource"] + (
                 f"/{labels['subresource']}" if labels.get("subresource") else ""
@@ -165,6 +182,8 @@ class Measured:
     submitted: float  # epoch seconds
     journals: list[list[AnyJournalEvent]]  # one per PodCliqueSet
     writes: Counter[str]  # "resource[/subresource] code" → API write requests
+    reads: int  # API reads by everyone but the benchmark
+    bound: list[float]  # epoch seconds each pod was bound (PodScheduled), with a scheduler
     sent: Counter[str]  # connection name → NATS messages sent
     stored: Counter[str]  # stream → messages stored
     usage: dict[str, tuple[float, int]]  # process → CPU s, peak RSS MiB
@@ -173,14 +192,19 @@ class Measured:
 class Snapshot:
     """The counters a run is measured by, read before and after it."""
 
-    def __init__(self, writes: Counter[str], sent: Counter[str], stored: Counter[str]) -> None:
-        self.writes, self.sent, self.stored = writes, sent, stored
+    def __init__(
+        self, writes: Counter[str], reads: int, sent: Counter[str], stored: Counter[str]
+    ) -> None:
+        self.writes, self.reads, self.sent, self.stored = writes, reads, sent, stored
 
     @classmethod
     async def take(cls, kube: Kube, server: NatsServer) -> Snapshot:
         metrics = (await kube.request("GET", "/metrics")).decode()
         url = server.monitor_url
-        return cls(api_writes(metrics), messages_sent(url), stream_messages(url))
+        reads = sum(api_requests(metrics, READ_VERBS).values())
+        return cls(
+            api_requests(metrics, WRITE_VERBS), reads, messages_sent(url), stream_messages(url)
+        )
 
 
 async def journal_count(js: Any, subjects: Subjects, step: str) -> int:
@@ -202,9 +226,11 @@ async def bench(run: Run) -> dict[str, Any]:
     config = load_operator_config(config_file.read_text())
     crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
     with (
-        ControlPlane.start(controller_manager=False, crds=crds) as cp,
+        ControlPlane.start(controller_manager=False, crds=crds, scheduling=run.nodes > 0) as cp,
         NatsServer.start() as server,
     ):
+        if run.nodes:
+            cp.add_nodes(NodePool(count=run.nodes), ready_within=300)
         webhook = LocalWebhook.make(work / "admission", "127.0.0.1")
         settings = {
             "GANGWAY_NATS_URL": server.url,
@@ -243,12 +269,22 @@ async def _measure(
             if time.monotonic() > deadline:
                 raise TimeoutError(f"gates not all lifted after {DONE_WITHIN:.0f} s")
             await asyncio.sleep(0.2)
-        await asyncio.sleep(3)  # the last status writes after the last gate
+        polls = 0
+        while run.placed:
+            polls += 1
+            pods = msgspec.json.decode(await kube.request("GET", PODS.path(NAMESPACE)))["items"]
+            if sum(p["status"].get("phase") == "Running" for p in pods) == run.pods:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"pods not all Running after {DONE_WITHIN:.0f} s")
+            await asyncio.sleep(POLL_EVERY)
+        await asyncio.sleep(3)  # the last status writes after the last gate or phase
         after = await Snapshot.take(kube, server)
         usage = {name: proc_usage(pid) for name, pid in _processes(cp, server, services).items()}
         pods = msgspec.json.decode(await kube.request("GET", PODS.path(NAMESPACE)))["items"]
-        assert len(pods) == run.gangs * PODS_PER_GANG, "not every pod was created"
+        assert len(pods) == run.pods, "not every pod was created"
         assert not [p for p in pods if p["spec"].get("schedulingGates")], "pods still gated"
+        bound = [bound_at(p) for p in pods] if run.placed else []
         journals = [
             await journal.read(js, subjects, NAMESPACE, p["metadata"]["name"]) for p in submissions
         ]
@@ -259,6 +295,9 @@ async def _measure(
             submitted=submitted,
             journals=journals,
             writes=after.writes - before.writes,
+            # The benchmark's own: a snapshot's /metrics, the polls, the final LIST.
+            reads=after.reads - before.reads - polls - 2,
+            bound=bound,
             sent=after.sent - before.sent,
             stored=after.stored - before.stored,
             usage=usage,
@@ -266,8 +305,20 @@ async def _measure(
     )
 
 
+def bound_at(pod: dict[str, Any]) -> float:
+    """When the scheduler bound the pod: its PodScheduled=True transition (whole seconds)."""
+    for found in pod["status"].get("conditions") or []:
+        if found["type"] == "PodScheduled" and found["status"] == "True":
+            return datetime.fromisoformat(found["lastTransitionTime"]).timestamp()
+    raise AssertionError(f"pod {pod['metadata']['name']} not bound")
+
+
 def _processes(cp: ControlPlane, server: NatsServer, services: LocalServices) -> dict[str, int]:
     return {**services.pids(), **server.pids(), **cp.pids()}
+
+
+def _running(event: AnyJournalEvent) -> bool:
+    return isinstance(event, ev.PodGangPhaseChanged) and event.phase == "Running"
 
 
 def _report(run: Run, m: Measured) -> dict[str, Any]:
@@ -290,16 +341,40 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
     def per_gang(counts: Counter[str]) -> dict[str, float]:
         return {name: round(n / run.gangs, 2) for name, n in sorted(counts.items())}
 
+    def spread(values: list[float]) -> str:
+        return " / ".join(
+            f"{v:.2f}" for v in (percentile(values, 50), percentile(values, 99), max(values))
+        )
+
+    placed: dict[str, Any] = {}
+    if run.placed:
+        # Each gang's first PodGangPhaseChanged once its Pending/Starting ones are left out.
+        running = [
+            seconds
+            for events in m.journals
+            for seconds in gang_latencies(
+                [e for e in events if _running(e) or not isinstance(e, ev.PodGangPhaseChanged)],
+                "PodGangPhaseChanged",
+            ).values()
+        ]
+        placed = {
+            "submit → every pod bound (PodScheduled, whole seconds), s": round(
+                max(m.bound) - m.submitted, 1
+            ),
+            "submit → every pod Running, s": round(
+                max(e.at.timestamp() for e in every if _running(e)) - m.submitted, 2
+            ),
+            "per gang, observed → Running, p50 / p99 / max, s": spread(running),
+        }
     return {
         "scheduler": run.scheduler + (" (Workload API)" if gang_on else ""),
+        "nodes (kwok; kube-scheduler)": run.nodes if run.placed else "none: ends at gates lifted",
         "PodCliqueSets × gangs each": f"{run.podcliquesets} × {run.replicas}",
-        "gangs / pods": f"{run.gangs} / {run.gangs * PODS_PER_GANG}",
+        "gangs / pods": f"{run.gangs} / {run.pods}",
         "submit → every pod created, s": since_submit(ev.PodsCreated),
         "submit → every gate lifted, s": since_submit(ev.GatesLifted),
-        "per gang, observed → gates lifted, p50 / p99 / max, s": " / ".join(
-            f"{v:.2f}"
-            for v in (percentile(latencies, 50), percentile(latencies, 99), max(latencies))
-        ),
+        **placed,
+        "per gang, observed → gates lifted, p50 / p99 / max, s": spread(latencies),
         "API writes for the gangs, per gang": round(writes_to(GANG_RESOURCES) / run.gangs, 2),
         "least a gang needs": (
             f"{sum(least.values())} ({least['podgang']} podgang + {least['backend']} backend)"
@@ -311,6 +386,7 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
             n for key, n in m.writes.items() if key.endswith(" 409")
         ),
         "Events written, in all": writes_to({EVENTS}),
+        "API reads (GET, LIST, WATCH) by the services, per gang": round(m.reads / run.gangs, 2),
         "API writes by resource and code, in all": dict(sorted(m.writes.items())),
         "NATS messages sent, per gang": round(sum(m.sent.values()) / run.gangs, 1),
         "NATS messages sent by connection, per gang": per_gang(m.sent),
@@ -334,9 +410,16 @@ def main() -> None:
     )
     parser.add_argument("--podcliquesets", type=int, default=1)
     parser.add_argument("--replicas", type=int, default=500, help="gangs per PodCliqueSet")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=100,
+        help="kwok nodes for kube-scheduler to place on (0: no scheduler, end at gates "
+        "lifted; kai-scheduler runs end there too until KAI runs here)",
+    )
     args = parser.parse_args()
     print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    run = Run(args.scheduler, args.gang, args.podcliquesets, args.replicas)
+    run = Run(args.scheduler, args.gang, args.podcliquesets, args.replicas, args.nodes)
     for key, value in asyncio.run(bench(run)).items():
         if isinstance(value, dict):
             print(f"{key}:")

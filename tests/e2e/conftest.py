@@ -4,15 +4,19 @@ the whole cluster, so it cannot share the integration tests' one) and a real nat
 
 The control plane starts without Gangway's CRDs: ``up`` installs them. Each test module
 names the operator configuration ``up`` runs with (``CONFIG``), and gets its own ``up``.
+kube-scheduler and kwok run in it: a test that needs room adds fake nodes of its own
+(``nodes``) and pins its pods to them, so no test's pods take another test's room.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +29,17 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_cli.cluster import CRDS, WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
 from gangway_localcluster.controlplane import APIError, ControlPlane
 from gangway_localcluster.crds import crd_files
+from gangway_localcluster.nodes import NodePool
 from tests.support.kube import admin_client
 from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
 
 UP_WITHIN = 180.0
+POOL_LABEL = "gangway.dev/test-pool"
 GANGWAY_CRDS = ("podcliquesets.grove.io", "podgangs.scheduler.grove.io")
 
 
+# Before xdist's own hook reads the group (else each worker starts an e2e control plane).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/e2e" in str(item.path):
@@ -42,8 +50,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def e2e_cluster() -> Iterator[ControlPlane]:
     theirs = [p for p in crd_files(DEPLOY_CRDS, SHARED_CRDS) if p.parent != DEPLOY_CRDS]
-    with ControlPlane.start(crds=theirs) as cp:
+    with ControlPlane.start(crds=theirs, scheduling=True) as cp:
         yield cp
+
+
+@dataclass
+class Nodes:
+    """A test's own fake nodes: labelled with its pool, which its pods select."""
+
+    cluster: ControlPlane
+    pool: str
+    made: int = 0
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return {POOL_LABEL: self.pool}
+
+    async def add(self, count: int, gpus: int = 4) -> list[str]:
+        pool = NodePool(
+            count=count, gpus=gpus, prefix=self.pool, first=self.made, labels=self.selector
+        )
+        self.made += count
+        return await asyncio.to_thread(self.cluster.add_nodes, pool)
+
+    def pin(self, pcs: dict[str, Any]) -> dict[str, Any]:
+        """Every clique's pods on this test's nodes only."""
+        for clique in pcs["spec"]["template"]["cliques"]:
+            clique["spec"]["podSpec"]["nodeSelector"] = self.selector
+        return pcs
+
+
+@pytest.fixture
+def nodes(e2e_cluster: ControlPlane) -> Nodes:
+    """Nodes stay for the session (kwok keeps them for nothing): deleting a node before the
+    test's namespace would leave its pods Terminating, with nothing to finish them."""
+    return Nodes(e2e_cluster, f"n{uuid.uuid4().hex[:8]}")
 
 
 @dataclass(frozen=True)

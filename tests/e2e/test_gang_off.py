@@ -12,6 +12,8 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
+from tests.e2e.conftest import Nodes
+from tests.e2e.test_placement import PLACED_WITHIN, bound, gang_where, gpu_workload, scheduled
 from tests.support.kube import server_side_apply
 from tests.support.podgang import condition, gated, podgangs, pods, workload
 from tests.support.store import eventually
@@ -40,3 +42,22 @@ async def test_pods_are_ungated_without_a_workload(
         "GET", f"/apis/scheduling.k8s.io/{version}/namespaces/{namespace}/workloads"
     )
     assert msgspec.json.decode(listed)["items"] == []
+
+
+async def test_without_the_gang_the_scheduler_places_what_fits(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    """The contrast that shows the gang mattered: the workload that gets no pod at all with
+    gang scheduling on (tests/e2e/test_placement.py) is placed in part without it."""
+    await nodes.add(3, gpus=4)
+    await server_side_apply(api, gpu_workload(namespace, "trainer", nodes, 4, 4), namespace)
+    found = await eventually(
+        partial(pods, api, namespace),
+        lambda f: len(f) == 4 and bound(list(f.values())) == 3,
+        PLACED_WITHIN,
+    )
+    gang = await gang_where(
+        api, namespace, "trainer-0", lambda g: scheduled(g).get("reason") == "Unschedulable"
+    )
+    assert gang["status"]["phase"] in ("Starting", "Running")
+    assert bound(list(found.values())) == 3

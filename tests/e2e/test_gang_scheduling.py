@@ -18,7 +18,7 @@ from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import bind, condition, gated, podgangs, pods, workload
+from tests.support.podgang import condition, gated, podgangs, pods, workload
 from tests.support.store import eventually
 
 CONFIG = {
@@ -78,36 +78,6 @@ async def test_kai_scheduler_gets_a_podgroup_in_the_queue_and_pods_that_join_it(
     for pod in found.values():
         assert pod["spec"]["schedulerName"] == "kai-scheduler"
         assert pod["metadata"]["annotations"][POD_GROUP_ANNOTATION] == "serving-0"
-
-
-async def test_scaled_gangs_lift_their_gates_only_after_the_base_gang_is_scheduled(
-    api: ApiClient, namespace: str, e2e_cluster: ControlPlane
-) -> None:
-    pcs = workload(namespace, "llama", "podcliquesets/disaggregated-inference.yaml")
-    pcs["spec"]["replicas"] = 1
-    for clique in pcs["spec"]["template"]["cliques"]:
-        clique.pop("topologyConstraint", None)  # default-scheduler packs no topology
-    pcs["spec"]["template"]["podCliqueScalingGroups"][0].pop("topologyConstraint")
-    await server_side_apply(api, pcs, namespace)
-    base, scaled = "llama-0", {"llama-0-prefill-0", "llama-0-prefill-1", "llama-0-decode-0"}
-
-    def gang_of(pod: dict[str, Any]) -> str:
-        name: str = pod["metadata"]["labels"][labels.PODGANG]
-        return name
-
-    def base_lifted_scaled_gated(found: dict[str, dict[str, Any]]) -> bool:
-        gangs = {gang_of(p) for p in found.values()}
-        return gangs == {base, *scaled} and all(
-            gated(p) == (gang_of(p) != base) for p in found.values()
-        )
-
-    found = await eventually(partial(pods, api, namespace), base_lifted_scaled_gated)
-    for name in (base, *scaled):  # each gang has its Workload, even while held back
-        assert await live(api, workload_object(e2e_cluster, name), namespace)
-    for pod in found.values():
-        if gang_of(pod) == base:
-            await bind(api, namespace, pod["metadata"]["name"])
-    await eventually(partial(pods, api, namespace), all_ungated(len(found)))
 
 
 async def test_scaling_adds_and_removes_whole_gangs_with_their_workloads(

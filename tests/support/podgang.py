@@ -150,14 +150,3 @@ def gated(pod: dict[str, Any]) -> bool:
         g["name"] == labels.PODGANG_PENDING_CREATION_GATE
         for g in pod["spec"].get("schedulingGates") or []
     )
-
-
-async def bind(api: ApiClient, namespace: str, pod: str, node: str = "node-1") -> None:
-    """What the scheduler does: bind the pod to a node (none runs in the test cluster)."""
-    body = {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": pod},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-    }
-    await Kube(api).request("POST", f"/api/v1/namespaces/{namespace}/pods/{pod}/binding", body=body)

@@ -1,10 +1,12 @@
 """``gangway demo``: apply sample PodCliqueSets (one per backend, one with a scaling group)
 to the cluster ``gangway up`` runs, and show each one's progress until it is done:
-PodGangs created, pods created, gangs Initialized, scheduling gates lifted.
+PodGangs created, pods created, gangs Initialized, scheduling gates lifted, pods bound to
+nodes by the scheduler, pods Running.
 
-A gang of a scaling group beyond its minAvailable waits for its base gang to be scheduled
-before its gates lift; ``gangway up`` runs no nodes, so those stay gated and are counted as
-waiting, not as missing.
+Where the scheduler a sample names places pods here (default-scheduler, with Ready nodes),
+the sample is done when every pod runs: a gang of a scaling group beyond its minAvailable
+is released once its base gang is scheduled. Elsewhere the sample ends at gates lifted, and
+the scaled gangs that wait for their base gang are counted as waiting, not as missing.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
 from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
 
 NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)
+NODES: Final = ApiResource("", "v1", "nodes", namespaced=False)
 SAMPLES: Final = ("default-scheduler.yaml", "kai-scheduler.yaml", "scaling-group.yaml")
 FIELD_MANAGER: Final = "gangway-demo"
 BAR: Final = 12
@@ -75,7 +78,10 @@ class Progress:
     pods: int = 0
     initialized: int = 0
     lifted: int = 0
+    bound: int = 0
+    running: int = 0
     refused: str = ""
+    placed_here: bool = True  # a scheduler here binds its pods to nodes
 
     @property
     def base_pods(self) -> int:
@@ -93,25 +99,30 @@ class Progress:
     @property
     def done(self) -> bool:
         planned = len(self.plan.gangs)
-        return bool(self.refused) or (
-            self.gangs == planned
-            and self.pods == self.planned_pods
-            and self.initialized == planned
-            and self.lifted >= self.base_pods
+        if self.refused:
+            return True
+        created = (
+            self.gangs == planned and self.pods == self.planned_pods and self.initialized == planned
         )
+        if self.placed_here:
+            return created and self.running == self.planned_pods
+        return created and self.lifted >= self.base_pods
 
     def line(self) -> str:
         if self.refused:
             return f"{self.name:<16} refused: {self.refused}"
-        planned = len(self.plan.gangs)
-        waiting = self.planned_pods - max(self.lifted, self.base_pods)
-        note = f"  ({waiting} wait for their base gang)" if self.done and waiting else ""
-        return (
+        planned, pods = len(self.plan.gangs), self.planned_pods
+        line = (
             f"{self.name:<16} gangs {_bar(self.gangs, planned)}  "
-            f"pods {_bar(self.pods, self.planned_pods)}  "
+            f"pods {_bar(self.pods, pods)}  "
             f"initialized {_bar(self.initialized, planned)}  "
-            f"gates lifted {_bar(self.lifted, self.planned_pods)}{note}"
+            f"gates lifted {_bar(self.lifted, pods)}"
         )
+        if self.placed_here:
+            return f"{line}  bound {_bar(self.bound, pods)}  running {_bar(self.running, pods)}"
+        waiting = pods - max(self.lifted, self.base_pods)
+        note = f"  ({waiting} wait for their base gang)" if self.done and waiting else ""
+        return f"{line}{note}  (no scheduler here places its pods)"
 
 
 def _bar(value: int, total: int) -> str:
@@ -136,6 +147,8 @@ async def observe(kube: Kube, namespace: str, progress: Progress) -> None:
     progress.initialized = sum(initialized_status(g) is True for g in gangs)
     progress.pods = len(pods)
     progress.lifted = sum(not p.is_gated(labels.PODGANG_PENDING_CREATION_GATE) for p in pods)
+    progress.bound = sum(p.is_scheduled for p in pods)
+    progress.running = sum(p.status.phase == "Running" for p in pods)
 
 
 class Screen:
@@ -176,11 +189,14 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
     has_kai = await kube.serves(QUEUES)
     if has_kai:
         await apply(kube, QUEUES, unlimited_queue("demo"))
+    has_nodes = await _ready_nodes(kube) > 0
     found = []
     for name in SAMPLES:
         doc = sample(name, namespace)
         pcs = from_object(doc, PodCliqueSet)
-        progress = Progress(pcs.metadata.name, plan_podgangs(pcs, None))
+        # Only kube-scheduler runs beside gangway up so far; KAI's joins it later.
+        here = has_nodes and name != "kai-scheduler.yaml"
+        progress = Progress(pcs.metadata.name, plan_podgangs(pcs, None), placed_here=here)
         if name.startswith("kai") and not has_kai:
             progress.refused = "KAI's CRDs are not installed"
         else:
@@ -191,6 +207,15 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
         found.append(progress)
     out.write(f"applied {len(found)} PodCliqueSets in namespace {namespace}:\n")
     return found
+
+
+async def _ready_nodes(kube: Kube) -> int:
+    nodes = msgspec.json.decode(await kube.request("GET", NODES.path()))["items"]
+    return sum(
+        any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"])
+        for n in nodes
+        if n.get("status", {}).get("conditions")
+    )
 
 
 async def _demo(args: argparse.Namespace, out: TextIO) -> bool:

@@ -39,6 +39,8 @@ def detail(event: AnyJournalEvent) -> str:
             text = f"{len(event.pods)} pods"
         case ev.BackendSynced():
             text = ", ".join(event.resources)
+        case ev.PodGangPhaseChanged():
+            text = f"{event.phase}: {event.bound} pods bound, {event.running} running"
         case ev.BackendSyncFailed():
             text = f"{event.reason}: {event.message}"
         case ev.AdmissionRejected():

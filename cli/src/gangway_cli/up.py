@@ -1,9 +1,10 @@
 """``gangway up``: Gangway's main job on this machine.
 
-Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager) with
-Gangway's CRDs and the scheduler CRDs it can find, nats-server with JetStream, and every
-Gangway service as a separate process (``services.py``); prints where everything is; Ctrl-C
-stops all of it and removes what it created. With ``--kubeconfig`` the cluster is an existing
+Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler, and kwok with a few fake GPU nodes) with Gangway's CRDs and the scheduler CRDs
+it can find, nats-server with JetStream, and every Gangway service as a separate process
+(``services.py``); prints where everything is; Ctrl-C stops all of it and removes what it
+created. With ``--kubeconfig`` the cluster is an existing
 one: only NATS and the services start here (``cluster.py`` says what is asked of it).
 """
 
@@ -42,6 +43,7 @@ from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
+from gangway_localcluster.nodes import NodePool
 from gangway_localcluster.processes import free_port
 from gangway_runtime.kube import KubeError
 
@@ -50,6 +52,8 @@ GANGWAY_CRDS: Final = REPO / "deploy" / "crds"
 REGISTRATION: Final = REPO / "deploy" / "base" / "validating-webhook.yaml"
 # Scheduler CRDs (KAI, Volcano, …) are not Gangway's to ship: take them from a folder when
 # one is given or sits beside the checkout (the upstream copies this workplace provides).
+# A few 8-GPU nodes in racks of four: room for the demo, and something to pack into.
+DEFAULT_NODES: Final = NodePool(count=4)
 THIRD_PARTY_CRDS: Final = Path(
     os.environ.get("GANGWAY_THIRD_PARTY_CRDS", REPO.parent / "shared" / "crds")
 )
@@ -85,6 +89,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "gang scheduling where the Workload API is served, plus kai-scheduler where KAI's "
         "PodGroups are",
     )
+    nodes = up.add_argument_group("local nodes (kwok; without --kubeconfig)")
+    nodes.add_argument(
+        "--nodes",
+        type=_at_least(0),
+        default=None,
+        help=f"how many (default {DEFAULT_NODES.count}; 0: none)",
+    )
+    nodes.add_argument(
+        "--node-gpus", type=_at_least(0), default=DEFAULT_NODES.gpus, help="nvidia.com/gpu each"
+    )
+    nodes.add_argument("--node-cpu", default=DEFAULT_NODES.cpu, help="CPU each")
+    nodes.add_argument("--node-memory", default=DEFAULT_NODES.memory, help="memory each")
     up.add_argument(
         "--ready-file",
         type=Path,
@@ -94,15 +110,44 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     up.set_defaults(run=run)
 
 
+def _at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}")
+        return value
+
+    return parse
+
+
+def node_pool(args: argparse.Namespace) -> NodePool:
+    return NodePool(
+        count=DEFAULT_NODES.count if args.nodes is None else args.nodes,
+        gpus=args.node_gpus,
+        cpu=args.node_cpu,
+        memory=args.node_memory,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     if args.webhook_host and args.kubeconfig is None:
         print("up: --webhook-host goes with --kubeconfig", file=sys.stderr)
+        return 2
+    if args.kubeconfig is not None and args.nodes is not None:
+        print("up: --nodes is for the local cluster; not with --kubeconfig", file=sys.stderr)
         return 2
     say = partial(print, flush=True)
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
         state.mkdir(parents=True, exist_ok=True)
-        local = None if args.kubeconfig else _local_cluster(state, args.state_dir, stack, say)
+        local = (
+            None
+            if args.kubeconfig
+            else _local_cluster(state, args.state_dir, node_pool(args), stack, say)
+        )
         kubeconfig = local.cp.kubeconfig if local else args.kubeconfig.resolve()
         try:
             found = asyncio.run(cluster.prepare(kubeconfig, _gangway_crds()))
@@ -151,17 +196,22 @@ class LocalCluster:
     binaries: Binaries
     cp: ControlPlane
     crds: list[Path]
+    nodes: NodePool
 
 
 def _local_cluster(
-    state: Path, keep: Path | None, stack: ExitStack, say: Callable[[str], None]
+    state: Path, keep: Path | None, nodes: NodePool, stack: ExitStack, say: Callable[[str], None]
 ) -> LocalCluster:
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
     crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
-    cp = ControlPlane.start(binaries, workdir=state / "cluster" if keep else None, crds=crds)
+    cp = ControlPlane.start(
+        binaries, workdir=state / "cluster" if keep else None, crds=crds, scheduling=True
+    )
     stack.callback(cp.stop)
-    return LocalCluster(binaries, cp, crds)
+    if nodes.count:
+        cp.add_nodes(nodes)
+    return LocalCluster(binaries, cp, crds, nodes)
 
 
 def _deregister(kubeconfig: Path) -> None:
@@ -192,6 +242,12 @@ class Running:
         workload_api = found.workload_api or "not served"
         if self.local:
             yield f"Local control plane, Kubernetes {found.version} at {found.server}"
+            nodes = self.local.nodes
+            yield (
+                f"  kube-scheduler, and kwok with {nodes.count} fake nodes "
+                f"({nodes.cpu} CPU, {nodes.memory}, {nodes.gpus} nvidia.com/gpu each; "
+                f"racks of {nodes.hosts_per_rack})"
+            )
         else:
             yield f"Existing cluster, Kubernetes {found.version} at {found.server}"
         yield f"  kubeconfig: {env['KUBECONFIG']}"
@@ -224,7 +280,8 @@ class Running:
             yield f"  export PATH={shlex.quote(str(kubectl))}:$PATH"
         yield "  gangway demo   # sample PodCliqueSets, one per backend, with progress"
         yield "  gangway trace gangway-demo/demo-serving   # its timeline and trace id"
-        yield "  kubectl get crds"
+        yield "  kubectl get nodes -L gangway.dev/rack"
+        yield "  kubectl get podgangs,pods -n gangway-demo -o wide"
         yield "  kubectl create namespace ml"
         yield "  kubectl apply --server-side -f tests/fixtures/podcliquesets/scaletest-1000.yaml"
         yield (

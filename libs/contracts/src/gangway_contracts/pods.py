@@ -6,7 +6,8 @@ from typing import Final
 
 from gangway_contracts.k8s import ObjectMeta, Wire
 
-UNSCHEDULABLE: Final = "Unschedulable"  # core/v1 PodReasonUnschedulable
+# core/v1's PodScheduled reasons: the API server's while gated, the scheduler's once tried.
+SCHEDULING_GATED: Final = "SchedulingGated"
 
 
 class SchedulingGate(Wire, frozen=True, kw_only=True):
@@ -44,11 +45,14 @@ class Pod(Wire, frozen=True, kw_only=True):
     def is_gated(self, gate: str) -> bool:
         return any(g.name == gate for g in self.spec.scheduling_gates)
 
-    def unschedulable(self) -> str | None:
-        """The scheduler's message when it last found no place for the pod, else None."""
+    def scheduler_verdict(self) -> tuple[str, str] | None:
+        """(reason, message) when the scheduler tried the pod and did not place it
+        (``Unschedulable``, or ``SchedulerError`` when one of its plugins failed), else None."""
         for found in self.status.conditions:
-            if (found.type, found.status, found.reason) == ("PodScheduled", "False", UNSCHEDULABLE):
-                return found.message or UNSCHEDULABLE
+            if found.type != "PodScheduled" or found.status != "False":
+                continue
+            if found.reason and found.reason != SCHEDULING_GATED:
+                return found.reason, found.message or found.reason
         return None
 
     @property

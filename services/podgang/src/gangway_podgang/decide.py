@@ -16,7 +16,8 @@ The order GREP-375 wants falls out of the rules:
 5. once every pod exists, the PodGang's ``status.phase`` and ``Scheduled`` condition follow
    what the scheduler did with its pods, as Grove's do: Pending (none bound), Starting (some
    bound), Running (every pod Running); Scheduled once each podgroup has minReplicas bound,
-   else why not (still gated, the scheduler's Unschedulable verdict, or not tried yet).
+   else why not (still gated, the scheduler's verdict — Unschedulable or SchedulerError —
+   or not tried yet).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Final
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.k8s import NamespacedName, ObjectMeta
-from gangway_contracts.pods import UNSCHEDULABLE, Pod
+from gangway_contracts.pods import SCHEDULING_GATED, Pod
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
 
@@ -125,13 +126,13 @@ def placement_of(gang: PlannedGang, pods: Mapping[str, Pod]) -> Placement:
     running = sum(1 for pod in found if pod.status.phase == RUNNING)
     phase = RUNNING if found and running == len(planned) else STARTING if bound else PENDING
     gated = sum(1 for pod in found if pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE))
-    verdict = next((v for pod in found if (v := pod.unschedulable()) is not None), None)
+    verdict = next((v for pod in found if (v := pod.scheduler_verdict()) is not None), None)
     if scheduled(gang, pods):
         reason, message = "PodGangScheduled", f"{bound} of {len(planned)} pods on nodes"
     elif gated:
-        reason, message = "SchedulingGated", f"{gated} of {len(planned)} pods still gated"
+        reason, message = SCHEDULING_GATED, f"{gated} of {len(planned)} pods still gated"
     elif verdict is not None:
-        reason, message = UNSCHEDULABLE, verdict  # the scheduler's own words
+        reason, message = verdict  # the scheduler's own words
     else:
         reason = "PodsPending"
         message = f"{bound} of {len(planned)} pods on nodes, the rest not placed yet"

@@ -1,0 +1,188 @@
+"""The real kube-scheduler places what Gangway writes, on kwok nodes: a gang binds whole or not
+at all, competing gangs do not split the room, a scaled gang waits for its base gang to be
+scheduled, and a workload nothing can hold says why. No pod is bound by hand."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_contracts import labels
+from gangway_runtime.kube import Kube
+from tests.e2e.conftest import Nodes
+from tests.support.backends import live
+from tests.support.kube import server_side_apply
+from tests.support.podgang import condition, gated, podgangs, pods, workload
+from tests.support.store import eventually
+
+CONFIG = {
+    "profiles": [{"name": "default-scheduler", "default": True, "config": {"gangScheduling": True}}]
+}
+# Long enough for the scheduler to have tried the gang (and kwok to run what it bound).
+PLACED_WITHIN = 60.0
+# The scheduler's verdict on a gang it tried and did not place. kube-scheduler 1.37.2 says
+# SchedulerError ("error in DynamicResources PodGroupPostFilter plugins: not found") when no
+# node passes a pod's node selector at all, Unschedulable otherwise.
+VERDICTS = ("Unschedulable", "SchedulerError")
+
+
+def gpu_workload(
+    namespace: str, name: str, nodes: Nodes, pods_: int, gpus: int, replicas: int = 1
+) -> dict[str, Any]:
+    """``replicas`` gangs of one clique of ``pods_`` pods, all needed (minAvailable), each
+    pod asking for ``gpus`` GPUs, on this test's nodes."""
+    pcs = workload(namespace, name)
+    pcs["spec"]["replicas"] = replicas
+    [clique] = pcs["spec"]["template"]["cliques"]
+    clique["spec"]["replicas"] = clique["spec"]["minAvailable"] = pods_
+    for container in clique["spec"]["podSpec"]["containers"]:
+        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    return nodes.pin(pcs)
+
+
+def of_gang(found: dict[str, dict[str, Any]], gang: str) -> list[dict[str, Any]]:
+    return [p for p in found.values() if p["metadata"]["labels"][labels.PODGANG] == gang]
+
+
+def bound(found: list[dict[str, Any]]) -> int:
+    return sum(1 for p in found if p["spec"].get("nodeName"))
+
+
+def running(found: list[dict[str, Any]]) -> int:
+    return sum(1 for p in found if p.get("status", {}).get("phase") == "Running")
+
+
+def scheduled(gang: dict[str, Any]) -> dict[str, Any]:
+    return condition(gang, labels.SCHEDULED)
+
+
+async def gang_where(
+    api: ApiClient, namespace: str, name: str, check: Any, within: float = PLACED_WITHIN
+) -> dict[str, Any]:
+    found: dict[str, dict[str, Any]] = await eventually(
+        partial(podgangs, api, namespace), lambda g: name in g and check(g[name]), within
+    )
+    return found[name]
+
+
+async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await nodes.add(3, gpus=4)
+    await server_side_apply(api, gpu_workload(namespace, "trainer", nodes, 4, 4), namespace)
+    # The scheduler's own verdict, carried onto the PodGang: it tried, and the gang does
+    # not fit (three 4-GPU nodes for four 4-GPU pods).
+    gang = await gang_where(
+        api, namespace, "trainer-0", lambda g: scheduled(g).get("reason") == "Unschedulable"
+    )
+    assert scheduled(gang)["status"] == "False"
+    assert gang["status"]["phase"] == "Pending"
+    found = await pods(api, namespace)
+    assert len(found) == 4
+    assert not any(map(gated, found.values()))
+    assert bound(list(found.values())) == 0, "a gang that does not fit must not start"
+
+    await nodes.add(1, gpus=4)
+    gang = await gang_where(
+        api, namespace, "trainer-0", lambda g: g["status"]["phase"] == "Running"
+    )
+    assert scheduled(gang)["status"] == "True"
+    found = await pods(api, namespace)
+    assert bound(list(found.values())) == running(list(found.values())) == 4
+    assert len({p["spec"]["nodeName"] for p in found.values()}) == 4
+
+
+async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await nodes.add(4, gpus=4)
+    pcs = gpu_workload(namespace, "trainer", nodes, 4, 4, replicas=2)
+    await server_side_apply(api, pcs, namespace)
+
+    def one_running_one_refused(gangs: dict[str, dict[str, Any]]) -> bool:
+        phases = sorted(g.get("status", {}).get("phase", "") for g in gangs.values())
+        reasons = sorted(scheduled(g).get("reason", "") for g in gangs.values())
+        return phases == ["Pending", "Running"] and reasons == ["PodGangScheduled", "Unschedulable"]
+
+    gangs = await eventually(
+        partial(podgangs, api, namespace), one_running_one_refused, PLACED_WITHIN
+    )
+    found = await pods(api, namespace)
+    for name, gang in gangs.items():
+        members = of_gang(found, name)
+        expected = 4 if gang["status"]["phase"] == "Running" else 0
+        assert bound(members) == expected, (name, [p["spec"].get("nodeName") for p in members])
+
+
+async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    pcs = nodes.pin(workload(namespace, "llama", "podcliquesets/disaggregated-inference.yaml"))
+    pcs["spec"]["replicas"] = 1
+    for clique in pcs["spec"]["template"]["cliques"]:
+        clique.pop("topologyConstraint", None)  # default-scheduler packs no topology
+    pcs["spec"]["template"]["podCliqueScalingGroups"][0].pop("topologyConstraint")
+    await server_side_apply(api, pcs, namespace)
+    base, scaled = "llama-0", {"llama-0-prefill-0", "llama-0-prefill-1", "llama-0-decode-0"}
+
+    def gang_of(pod: dict[str, Any]) -> str:
+        name: str = pod["metadata"]["labels"][labels.PODGANG]
+        return name
+
+    def base_lifted_scaled_gated(found: dict[str, dict[str, Any]]) -> bool:
+        gangs = {gang_of(p) for p in found.values()}
+        return gangs == {base, *scaled} and all(
+            gated(p) == (gang_of(p) != base) for p in found.values()
+        )
+
+    # No node of this test's pool yet: the base gang cannot be scheduled, the scaled wait.
+    await eventually(partial(pods, api, namespace), base_lifted_scaled_gated)
+    await gang_where(api, namespace, base, lambda g: scheduled(g).get("reason") in VERDICTS)
+    found = await pods(api, namespace)
+    assert base_lifted_scaled_gated(found)
+
+    await nodes.add(12, gpus=8)  # its 12 prefill pods ask for a whole 8-GPU node each
+    every = await eventually(
+        partial(pods, api, namespace),
+        lambda f: running(list(f.values())) == len(f) == len(found),
+        PLACED_WITHIN,
+    )
+    for name in scaled:
+        gang = await gang_where(api, namespace, name, lambda g: g["status"]["phase"] == "Running")
+        assert scheduled(gang)["status"] == "True"
+    assert not any(map(gated, every.values()))
+    pcs_live = await eventually(
+        partial(live, api, pcs, namespace),
+        lambda p: condition(p, "PodGangsReady").get("status") == "True",
+    )
+    assert pcs_live["status"]["availableReplicas"] == 1
+    progress = pcs_live["status"]["updateProgress"]  # the printer columns' numbers
+    assert progress["updatedPodCliquesCount"] == progress["totalPodCliquesCount"] > 0
+
+
+async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await nodes.add(2, gpus=4)
+    impossible = gpu_workload(namespace, "fpga", nodes, 2, 1)
+    for container in impossible["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"]:
+        container["resources"]["limits"] = {"example.com/fpga": "1"}
+    await server_side_apply(api, impossible, namespace)
+    await server_side_apply(api, gpu_workload(namespace, "fits", nodes, 2, 4), namespace)
+
+    gang = await gang_where(
+        api, namespace, "fpga-0", lambda g: scheduled(g).get("reason") == "Unschedulable"
+    )
+    assert "example.com/fpga" in scheduled(gang)["message"], scheduled(gang)
+    await gang_where(api, namespace, "fits-0", lambda g: g["status"]["phase"] == "Running")
+    found = await pods(api, namespace)
+    assert bound(of_gang(found, "fpga-0")) == 0
+    # The scheduler said so on the pods too, where `kubectl describe pod` shows it.
+    listed = await Kube(api).request(
+        "GET",
+        f"/api/v1/namespaces/{namespace}/events",
+        [("fieldSelector", "reason=FailedScheduling")],
+    )
+    assert b"example.com/fpga" in listed
