@@ -1,0 +1,69 @@
+"""A gang's placement, read off its pods the way Grove's operator reports it: the phase and
+the Scheduled condition, with the scheduler's own words when it did not place the gang."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gangway_contracts import labels
+from gangway_contracts.codec import from_object
+from gangway_contracts.pods import Pod
+from gangway_podgang.decide import Placement, placement_of
+from gangway_podgang.plan import PlannedGang, plan_podgangs
+from tests.unit.podgang.test_progress import inference
+
+GATE = [{"name": labels.PODGANG_PENDING_CREATION_GATE}]
+UNSCHEDULABLE = {
+    "type": "PodScheduled",
+    "status": "False",
+    "reason": "Unschedulable",
+    "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+}
+
+
+def base_gang() -> PlannedGang:
+    return next(g for g in plan_podgangs(inference()).gangs if g.is_base)
+
+
+def pods(gang: PlannedGang, **each: Any) -> dict[str, Pod]:
+    """Every pod of the gang, each with the given spec and status parts."""
+    spec, status = each.get("spec", {}), each.get("status", {})
+    return {
+        name: from_object({"metadata": {"name": name}, "spec": spec, "status": status}, Pod)
+        for _, _, name in gang.pods
+    }
+
+
+def test_gated_pods_are_pending_and_say_so() -> None:
+    gang = base_gang()
+    found = placement_of(gang, pods(gang, spec={"schedulingGates": GATE}))
+    assert (found.phase, found.scheduled, found.reason) == ("Pending", False, "SchedulingGated")
+
+
+def test_the_schedulers_verdict_is_carried_over() -> None:
+    gang = base_gang()
+    found = placement_of(gang, pods(gang, status={"conditions": [UNSCHEDULABLE]}))
+    assert found == Placement("Pending", 0, 0, False, "Unschedulable", UNSCHEDULABLE["message"])
+
+
+def test_not_tried_yet_is_pods_pending() -> None:
+    gang = base_gang()
+    assert placement_of(gang, pods(gang)).reason == "PodsPending"
+
+
+def test_bound_is_starting_and_scheduled_then_running() -> None:
+    gang = base_gang()
+    bound = placement_of(gang, pods(gang, spec={"nodeName": "n1"}))
+    assert (bound.phase, bound.scheduled, bound.reason) == ("Starting", True, "PodGangScheduled")
+    running = placement_of(gang, pods(gang, spec={"nodeName": "n1"}, status={"phase": "Running"}))
+    assert (running.phase, running.running) == ("Running", len(list(gang.pods)))
+
+
+def test_one_podgroup_below_its_minimum_is_not_scheduled() -> None:
+    gang = base_gang()
+    found = pods(gang, spec={"nodeName": "n1"})
+    short = next(g for g in gang.podgroups if g.min_replicas > 0)
+    for name in short.pods:
+        found[name] = from_object({"metadata": {"name": name}}, Pod)
+    placement = placement_of(gang, found)
+    assert (placement.phase, placement.scheduled) == ("Starting", False)
