@@ -7,9 +7,11 @@ from typing import Any
 
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
+from gangway_contracts.grove import PodGang
 from gangway_contracts.pods import Pod
 from gangway_podgang.decide import Placement, placement_of
 from gangway_podgang.plan import PlannedGang, plan_podgangs
+from tests.unit.podgang.test_decide import with_condition
 from tests.unit.podgang.test_progress import inference
 
 GATE = [{"name": labels.PODGANG_PENDING_CREATION_GATE}]
@@ -67,3 +69,25 @@ def test_one_podgroup_below_its_minimum_is_not_scheduled() -> None:
         found[name] = from_object({"metadata": {"name": name}}, Pod)
     placement = placement_of(gang, found)
     assert (placement.phase, placement.scheduled) == ("Starting", False)
+
+
+def podgang(reported: bool) -> PodGang:
+    live = from_object(
+        {"metadata": {"name": "g", "generation": 1}, "spec": {"podgroups": []}}, PodGang
+    )
+    if not reported:
+        return live
+    return with_condition(
+        live, labels.SCHEDULED, False, "SchedulingGated", "scheduling gates not lifted yet"
+    )
+
+
+def test_nothing_is_written_before_the_scheduler_acts_then_every_change_is() -> None:
+    gang = base_gang()
+    gated = placement_of(gang, pods(gang, spec={"schedulingGates": GATE}))
+    assert not gated.to_write(podgang(reported=False))
+    refused = placement_of(gang, pods(gang, status={"conditions": [UNSCHEDULABLE]}))
+    assert refused.to_write(podgang(reported=False))
+    # Once reported, it follows the pods back too (a pod recreated behind its gate).
+    assert gated.to_write(podgang(reported=True)) is False  # the same as reported
+    assert placement_of(gang, pods(gang)).to_write(podgang(reported=True))

@@ -92,6 +92,8 @@ def initialized_status(podgang: PodGang) -> bool | None:
 PENDING: Final = "Pending"
 STARTING: Final = "Starting"
 RUNNING: Final = "Running"
+SCHEDULED: Final = "PodGangScheduled"  # Grove's reason for Scheduled=True
+PODS_PENDING: Final = "PodsPending"
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,19 @@ class Placement:
     scheduled: bool
     reason: str
     message: str
+
+    @property
+    def by_scheduler(self) -> bool:
+        """The scheduler has acted on the gang: bound a pod, or said why not."""
+        return self.bound > 0 or self.reason not in (SCHEDULING_GATED, PODS_PENDING)
+
+    def to_write(self, podgang: PodGang) -> bool:
+        """Written once the scheduler acted (before that, the PodGang's Pending and its
+        Initialized condition say all there is), and afterwards whenever it changes."""
+        reported = podgang.status is not None and any(
+            c.type == labels.SCHEDULED for c in podgang.status.conditions
+        )
+        return (self.by_scheduler or reported) and self.differs_from(podgang)
 
     def differs_from(self, podgang: PodGang) -> bool:
         found = podgang.current_condition(labels.SCHEDULED)
@@ -127,16 +142,16 @@ def placement_of(gang: PlannedGang, pods: Mapping[str, Pod]) -> Placement:
     phase = RUNNING if found and running == len(planned) else STARTING if bound else PENDING
     gated = sum(1 for pod in found if pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE))
     verdict = next((v for pod in found if (v := pod.scheduler_verdict()) is not None), None)
+    # Messages without counts: a count in them would be a status write per bound pod.
     if scheduled(gang, pods):
-        reason, message = "PodGangScheduled", f"{bound} of {len(planned)} pods on nodes"
+        reason, message = SCHEDULED, "every podgroup has its minReplicas pods on nodes"
     elif gated:
-        reason, message = SCHEDULING_GATED, f"{gated} of {len(planned)} pods still gated"
+        reason, message = SCHEDULING_GATED, "scheduling gates not lifted yet"
     elif verdict is not None:
         reason, message = verdict  # the scheduler's own words
     else:
-        reason = "PodsPending"
-        message = f"{bound} of {len(planned)} pods on nodes, the rest not placed yet"
-    return Placement(phase, bound, running, reason == "PodGangScheduled", reason, message)
+        reason, message = PODS_PENDING, "the scheduler has not placed the gang yet"
+    return Placement(phase, bound, running, reason == SCHEDULED, reason, message)
 
 
 def phase_now(podgang: PodGang) -> str:
@@ -224,7 +239,7 @@ def decide(
         if not complete:
             continue
         placement = placement_of(gang, observed.pods)
-        if placement.differs_from(live):
+        if placement.to_write(live):
             set_placement.append((live, placement))
         if not condition_true_now(live, labels.BACKEND_SYNCED):
             continue

@@ -10,6 +10,7 @@ Each write returns what the read model must show before the next decision
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -145,15 +146,22 @@ class Actuator:
         self.reporter = reporter
         self.request_timeout = request_timeout
         self._slots = asyncio.Semaphore(write_concurrency)
+        # A gang's gates come off together, outside the per-write bound (a half-ungated gang
+        # makes the scheduler try it, fail and report "waiting for minCount"); this bounds
+        # how many gangs do that at once instead.
+        self._lifting = asyncio.Semaphore(max(1, write_concurrency // 2))
         # Writes per PodGang since this process first wrote it (the writes-per-gang metric).
         self._writes: Counter[str] = Counter()
         # Tests crash the service here, between two writes.
         self._after_write = after_write
 
-    async def _write(self, kind: str, verb: str, gang: str, call: Awaitable[T]) -> T | None:
-        """One API write under the concurrency bound, counted. None when the write found
-        its work done: a create that already exists, a delete that is already gone."""
-        async with self._slots:
+    async def _write(
+        self, kind: str, verb: str, gang: str, call: Awaitable[T], bounded: bool = True
+    ) -> T | None:
+        """One API write, under the concurrency bound unless told otherwise, counted. None
+        when the write found its work done: a create that already exists, a delete that is
+        already gone."""
+        async with self._slots if bounded else contextlib.nullcontext():
             try:
                 result = await call
             except KubeError as exc:
@@ -379,7 +387,8 @@ class Actuator:
         ]
 
     async def _lift_gang(self, pcs: PodCliqueSet, gang: str, pods: list[Pod]) -> list[Expectation]:
-        """Remove our gate, and only ours (a strategic-merge delete of that one entry)."""
+        """Remove our gate, and only ours (a strategic-merge delete of that one entry), from
+        every pod of the gang at once."""
         patch = {
             "spec": {
                 "schedulingGates": [
@@ -387,22 +396,24 @@ class Actuator:
                 ]
             }
         }
-        written = await asyncio.gather(
-            *[
-                self._write(
-                    Kind.POD,
-                    "lift-gate",
-                    gang,
-                    self._send(
-                        "PATCH",
-                        PODS.path(pod.metadata.namespace, pod.metadata.name),
-                        patch,
-                        "application/strategic-merge-patch+json",
-                    ),
-                )
-                for pod in pods
-            ]
-        )
+        async with self._lifting:
+            written = await asyncio.gather(
+                *[
+                    self._write(
+                        Kind.POD,
+                        "lift-gate",
+                        gang,
+                        self._send(
+                            "PATCH",
+                            PODS.path(pod.metadata.namespace, pod.metadata.name),
+                            patch,
+                            "application/strategic-merge-patch+json",
+                        ),
+                        bounded=False,
+                    )
+                    for pod in pods
+                ]
+            )
         names = [pod.metadata.name for pod in pods]
         metrics.WRITES_PER_GANG.observe(self._writes.pop(gang, 0))
         await self.reporter.report(
