@@ -83,10 +83,12 @@ DONE_WITHIN: Final = 900.0
 POLL_EVERY: Final = 0.5
 
 
-def least_writes_per_gang(scheduler: str, gang: bool) -> dict[str, int]:
+def least_writes_per_gang(scheduler: str, gang: bool, placed: bool) -> dict[str, int]:
     """The API writes one gang of PODS_PER_GANG pods cannot do without, by who makes them."""
     podgang = 4 + 2 * PODS_PER_GANG  # PodGang; Initialized=False; pod references;
-    # Initialized=True; per pod its create and its gate's removal
+    # Initialized=True; per pod its create and its gate's removal; once placed, its status
+    # Scheduled (with phase Starting) and Running
+    podgang += 2 if placed else 0
     # KAI: PodGroup, the PodGang's skip-podgrouper mark, BackendSynced; default-scheduler:
     # (Workload, its PodGroup,) BackendSynced.
     backend = 3 if scheduler == KAI_SCHEDULER or gang else 1
@@ -332,7 +334,7 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
     def writes_to(resources: Collection[str]) -> int:
         return sum(n for key, n in m.writes.items() if key.split()[0] in resources)
 
-    least = least_writes_per_gang(run.scheduler, run.gang)
+    least = least_writes_per_gang(run.scheduler, run.gang, run.placed)
     gang_on = run.gang and run.scheduler == DEFAULT_SCHEDULER
 
     def since_submit(kind: type[ev.JournalEvent]) -> float:

@@ -21,10 +21,11 @@ def module_json(go_mod: Path) -> dict[str, Any]:
 
 
 def test_checked_in_module_is_what_the_generator_writes(tmp_path: Path) -> None:
-    modules, go = build.staging_modules(build.KUBERNETES_VERSION)
-    assert len(modules) == 33  # 1.36: the 31 of 1.35 plus cri-streaming and streaming
+    modules, go, etcd = build.staging_modules(build.KUBERNETES_VERSION)
+    assert len(modules) == 33  # since 1.36: the 31 of 1.35 plus cri-streaming and streaming
+    assert etcd == build.ETCD_VERSION
     (tmp_path / "go.mod").write_text(
-        build.render_go_mod(build.KUBERNETES_VERSION, build.ETCD_VERSION, modules, go)
+        build.render_go_mod(build.KUBERNETES_VERSION, etcd, modules, go)
     )
     rendered = module_json(tmp_path / "go.mod")
     checked_in = module_json(build.TOOLS_MODULE / "go.mod")

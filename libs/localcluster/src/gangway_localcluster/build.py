@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Final
 
 KUBERNETES_VERSION: Final = "1.37.2"
-# The etcd k8s.io/kubernetes itself requires: one etcd for the module graph and the binary.
+# The etcd k8s.io/kubernetes 1.37.2 itself requires (another version builds the one its
+# go.mod requires): one etcd for the module graph and the binary.
 ETCD_VERSION: Final = "3.7.0"
 KWOK_VERSION: Final = "0.8.0"
 KWOK_MODULE: Final = "sigs.k8s.io/kwok"
@@ -150,14 +151,18 @@ def module_dir(module: str, version: str) -> Path:
     return Path(info["Dir"])
 
 
-def staging_modules(version: str) -> tuple[list[str], str]:
-    """The staging modules k8s.io/kubernetes@v<version> replaces, and its go directive."""
+def staging_modules(version: str) -> tuple[list[str], str, str]:
+    """The staging modules k8s.io/kubernetes@v<version> replaces, its go directive and the
+    etcd server it requires (the etcd built beside it: one etcd in the module graph)."""
     text = (module_dir("k8s.io/kubernetes", version) / "go.mod").read_text()
     modules = re.findall(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", text, re.MULTILINE)
     go_line = re.search(r"^go (\S+)", text, re.MULTILINE)
-    if not modules or go_line is None:
-        raise RuntimeError(f"k8s.io/kubernetes@v{version}: no staging replaces found in go.mod")
-    return sorted(modules), go_line.group(1)
+    etcd = re.search(r"^\s*go\.etcd\.io/etcd/server/v3 v(\S+)", text, re.MULTILINE)
+    if not modules or go_line is None or etcd is None:
+        raise RuntimeError(
+            f"k8s.io/kubernetes@v{version}: no staging replaces, go line or etcd in go.mod"
+        )
+    return sorted(modules), go_line.group(1), etcd.group(1)
 
 
 def render_go_mod(version: str, etcd_version: str, modules: list[str], go: str) -> str:
@@ -192,8 +197,8 @@ def _module_dir(version: str, target: Path) -> Path:
 def write_module(version: str, directory: Path) -> None:
     """Generate the wrapper module for ``version`` in ``directory`` and resolve its go.sum."""
     directory.mkdir(parents=True, exist_ok=True)
-    modules, go = staging_modules(version)
-    (directory / "go.mod").write_text(render_go_mod(version, ETCD_VERSION, modules, go))
+    modules, go, etcd = staging_modules(version)
+    (directory / "go.mod").write_text(render_go_mod(version, etcd, modules, go))
     _go(["mod", "tidy"], directory)
 
 
