@@ -8,7 +8,9 @@ import pytest
 from cryptography import x509
 
 from gangway_cli.cluster import Found
-from gangway_cli.up import LocalWebhook, default_config
+from gangway_cli.main import build_parser
+from gangway_cli.up import DEFAULT_NODES, LocalWebhook, default_config, node_pool
+from gangway_cli.up import run as up_run
 from gangway_contracts.config import parse_scheduler_config
 from gangway_localcluster.certs import ServingFiles
 
@@ -58,3 +60,22 @@ def test_the_webhook_certificate_names_the_host(tmp_path: Path) -> None:
     cert = x509.load_pem_x509_certificate(webhook.files.cert.read_bytes())
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert names.get_values_for_type(x509.DNSName) == ["dev.example.com"]
+
+
+def test_local_nodes_come_from_the_flags() -> None:
+    args = build_parser().parse_args(["up", "--nodes", "6", "--node-gpus", "4"])
+    pool = node_pool(args)
+    assert (pool.count, pool.gpus, pool.cpu) == (6, 4, DEFAULT_NODES.cpu)
+    assert node_pool(build_parser().parse_args(["up"])).count == DEFAULT_NODES.count
+
+
+def test_negative_nodes_are_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["up", "--nodes", "-1"])
+    assert "--nodes: must be >= 0" in capsys.readouterr().err
+
+
+def test_nodes_are_for_the_local_cluster_only(capsys: pytest.CaptureFixture[str]) -> None:
+    args = build_parser().parse_args(["up", "--kubeconfig", "k", "--nodes", "2"])
+    assert up_run(args) == 2
+    assert "--nodes is for the local cluster" in capsys.readouterr().err
