@@ -61,7 +61,10 @@ async def test_default_scheduler_gets_a_workload_per_gang_and_pods_in_its_groups
         partial(live, api, workload(namespace, "trainer"), namespace),
         lambda p: condition(p, "PodGangsReady").get("status") == "True",
     )
-    assert pcs["status"]["podGangStatuses"] == [{"name": "trainer-0", "phase": "Pending"}]
+    # Its pods select no node pool: other tests' nodes may or may not be there to take them.
+    [status] = pcs["status"]["podGangStatuses"]
+    assert status["name"] == "trainer-0"
+    assert status["phase"] in ("Pending", "Starting", "Running")
 
 
 async def test_kai_scheduler_gets_a_podgroup_in_the_queue_and_pods_that_join_it(
