@@ -7,13 +7,19 @@ import asyncio
 from collections.abc import AsyncIterator
 from functools import partial
 
+import msgspec
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_contracts import labels
+from gangway_contracts.codec import to_json
+from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import PODCLIQUESETS, PODGANGS
-from gangway_contracts.subjects import Subjects
+from gangway_contracts.subjects import ObjectKey, Subjects
+from gangway_podgang.readmodel import ReadModel
+from gangway_runtime.settings import StreamSettings
+from gangway_runtime.streams import ensure_streams
 from tests.integration.podgang.test_flow import CONFIG
 from tests.integration.watcher.conftest import only_this_test
 from tests.support.backends import backend_synced, live, running_backend
@@ -132,3 +138,30 @@ async def test_every_event_delivered_again_changes_nothing(
         await eventually(drained, bool)
         assert service.writes == before
         await converged(api, namespace)
+
+
+async def test_ready_when_the_stream_ends_with_an_object_it_does_not_follow(
+    nc: NatsClient, subjects: Subjects
+) -> None:
+    """The read model follows PodCliqueSets, PodGangs and pods; the stream's last record may
+    be a backend's Workload. It is loaded once it holds what the stream held for its own
+    subjects, not once it has seen the stream's last sequence (it never would)."""
+    js = nc.jetstream()
+    await ensure_streams(js, subjects, StreamSettings(storage="memory"))
+    workload_key = ObjectKey("workloads.scheduling.k8s.io", "default-scheduler", "ns", "w")
+    record = ObjectRecord(
+        kind="Workload",
+        namespace="ns",
+        name="w",
+        uid="u",
+        resource_version="1",
+        observed_at="2026-01-01T00:00:00Z",
+        object=msgspec.Raw(b"{}"),
+    )
+    await js.publish(subjects.object(workload_key), to_json(record))
+    model = ReadModel(js, subjects)
+    await model.start()
+    try:
+        assert await model.wait_until(lambda: model.loaded, 10)
+    finally:
+        await model.stop()

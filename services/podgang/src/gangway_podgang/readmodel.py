@@ -69,14 +69,15 @@ class ReadModel:
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.sequence = 0  # the last stream sequence applied
-        self.start_sequence = 0  # the stream's last sequence when the model started
+        # Once true, the model has held everything the stream held for its subjects when
+        # it started. Not "reached the stream's last sequence": that may be a subject it does
+        # not follow (a backend's Workload), and then it would wait for a change of its own.
+        self._loaded = False
 
     def filter_subjects(self) -> list[str]:
         return [self._subjects.objects_filter(kind) for kind in KINDS]
 
     async def start(self) -> None:
-        info = await self._js.stream_info(self._subjects.objects_stream)
-        self.start_sequence = info.state.last_seq
         self._task = asyncio.create_task(self._follow(), name="read model")
 
     async def stop(self) -> None:
@@ -110,6 +111,9 @@ class ReadModel:
                     stream=self._subjects.objects_stream,
                     config=config,
                 )
+                if not self._loaded and (await sub.consumer_info()).num_pending == 0:
+                    self._loaded = True  # nothing of ours in the stream yet
+                    self._notify()
                 try:
                     while True:
                         try:
@@ -118,10 +122,7 @@ class ReadModel:
                             continue
                         for msg in batch:
                             self._on_message(msg)
-                        # Waiters look once per batch, not once per message: a wait for
-                        # a thousand pods would otherwise check them a thousand times.
-                        self._changed.set()
-                        self._changed = asyncio.Event()
+                        self._notify()
                 finally:
                     with contextlib.suppress(Exception):
                         await sub.unsubscribe()
@@ -129,10 +130,16 @@ class ReadModel:
                 log.warning("read model: %s; resuming after sequence %d", exc, self.sequence)
                 await asyncio.sleep(1)
 
+    def _notify(self) -> None:
+        # Waiters look once per batch, not once per message: a wait for a thousand pods
+        # would otherwise check them a thousand times.
+        self._changed.set()
+        self._changed = asyncio.Event()
+
     @property
     def loaded(self) -> bool:
         """Everything the stream held at start has been applied (the readiness probe)."""
-        return self.sequence >= self.start_sequence
+        return self._loaded
 
     def _on_message(self, msg: Msg) -> None:
         try:
@@ -143,6 +150,8 @@ class ReadModel:
             # The work consumer dead-letters the same message with its error.
             log.warning("read model: skipping %s: %s", msg.subject, exc)
         self.sequence = max(self.sequence, msg.metadata.sequence.stream)
+        if msg.metadata.num_pending == 0:
+            self._loaded = True  # caught up with the stream as it stood
 
     def apply(self, kind: str, record: ObjectRecord) -> None:
         """File one record (an object or its tombstone) where it belongs."""
