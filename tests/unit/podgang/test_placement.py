@@ -48,6 +48,19 @@ def test_the_schedulers_verdict_is_carried_over() -> None:
     assert found == Placement("Pending", 0, 0, False, "Unschedulable", UNSCHEDULABLE["message"])
 
 
+def test_every_distinct_word_of_the_scheduler_is_kept() -> None:
+    gang = base_gang()
+    found = pods(gang, status={"conditions": [UNSCHEDULABLE]})
+    quorum = {**UNSCHEDULABLE, "message": "minCount (2) cannot be satisfied: 0 scheduled"}
+    first = next(iter(found))
+    found[first] = from_object(
+        {"metadata": {"name": first}, "status": {"conditions": [quorum]}}, Pod
+    )
+    placement = placement_of(gang, found)
+    assert placement.reason == "Unschedulable"
+    assert placement.message == f"{UNSCHEDULABLE['message']}; {quorum['message']}"
+
+
 def test_not_tried_yet_is_pods_pending() -> None:
     gang = base_gang()
     assert placement_of(gang, pods(gang)).reason == "PodsPending"

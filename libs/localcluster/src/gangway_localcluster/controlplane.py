@@ -158,6 +158,7 @@ class ControlPlane(processes.Supervised):
                     partial(processes.http_ok, f"{url}/health"), child, "health", 30
                 )
             except RuntimeError:
+                child.stop()  # it exited: forget it, or stop_all would count it as ours
                 continue  # a port was taken between choosing and binding: choose again
             self._children.append(child)
             return url
@@ -205,6 +206,7 @@ class ControlPlane(processes.Supervised):
             try:
                 processes.wait_until(self._ready, child, "/readyz", 90)
             except RuntimeError:
+                child.stop()  # it exited (a port taken meanwhile): forget it, try again
                 continue
             self._children.append(child)
             return

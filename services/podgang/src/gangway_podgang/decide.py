@@ -22,6 +22,7 @@ The order GREP-375 wants falls out of the rules:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -94,6 +95,7 @@ STARTING: Final = "Starting"
 RUNNING: Final = "Running"
 SCHEDULED: Final = "PodGangScheduled"  # Grove's reason for Scheduled=True
 PODS_PENDING: Final = "PodsPending"
+MAX_VERDICTS: Final = 3  # distinct scheduler messages a Scheduled condition carries
 
 
 @dataclass(frozen=True)
@@ -141,14 +143,17 @@ def placement_of(gang: PlannedGang, pods: Mapping[str, Pod]) -> Placement:
     running = sum(1 for pod in found if pod.status.phase == RUNNING)
     phase = RUNNING if found and running == len(planned) else STARTING if bound else PENDING
     gated = sum(1 for pod in found if pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE))
-    verdict = next((v for pod in found if (v := pod.scheduler_verdict()) is not None), None)
+    verdicts = [v for pod in found if (v := pod.scheduler_verdict()) is not None]
     # Messages without counts: a count in them would be a status write per bound pod.
     if scheduled(gang, pods):
         reason, message = SCHEDULED, "every podgroup has its minReplicas pods on nodes"
     elif gated:
         reason, message = SCHEDULING_GATED, "scheduling gates not lifted yet"
-    elif verdict is not None:
-        reason, message = verdict  # the scheduler's own words
+    elif verdicts:
+        # The scheduler's own words, each once: one pod may say why it fits nowhere
+        # ("Insufficient example.com/fpga"), another only that the gang has no quorum.
+        reason = min(Counter(r for r, _ in verdicts).items(), key=lambda rn: (-rn[1], rn[0]))[0]
+        message = "; ".join(sorted({m for _, m in verdicts})[:MAX_VERDICTS])
     else:
         reason, message = PODS_PENDING, "the scheduler has not placed the gang yet"
     return Placement(phase, bound, running, reason == SCHEDULED, reason, message)
