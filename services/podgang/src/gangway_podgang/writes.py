@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -161,18 +162,24 @@ class Actuator:
         """One API write, under the concurrency bound unless told otherwise, counted. None
         when the write found its work done: a create that already exists, a delete that is
         already gone."""
-        async with self._slots if bounded else contextlib.nullcontext():
-            try:
-                result = await call
-            except KubeError as exc:
-                if (verb == "create" and exc.status == 409) or (
-                    verb == "delete" and exc.status in (404, 409)
-                ):
-                    return None
-                raise
-            finally:
-                metrics.WRITES.labels(kind, verb).inc()
-                self._writes[gang] += 1
+        started = False
+        try:
+            async with self._slots if bounded else contextlib.nullcontext():
+                started = True
+                try:
+                    result = await call
+                except KubeError as exc:
+                    if (verb == "create" and exc.status == 409) or (
+                        verb == "delete" and exc.status in (404, 409)
+                    ):
+                        return None
+                    raise
+                finally:
+                    metrics.WRITES.labels(kind, verb).inc()
+                    self._writes[gang] += 1
+        finally:
+            if not started and inspect.iscoroutine(call):
+                call.close()  # cancelled while waiting for a slot: the request never went
         if self._after_write is not None:
             self._after_write(f"{kind}:{verb}")
         return result
