@@ -40,7 +40,7 @@ from gangway_contracts.config import (
 )
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
-from gangway_localcluster.controlplane import ControlPlane
+from gangway_localcluster.controlplane import APIError, ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.nodes import NodePool
@@ -143,11 +143,15 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
         state.mkdir(parents=True, exist_ok=True)
-        local = (
-            None
-            if args.kubeconfig
-            else _local_cluster(state, args.state_dir, node_pool(args), stack, say)
-        )
+        try:
+            local = (
+                None
+                if args.kubeconfig
+                else _local_cluster(state, args.state_dir, node_pool(args), stack, say)
+            )
+        except APIError as exc:  # the API server refused a node as described by the flags
+            print(f"up: the local nodes (--node-cpu, --node-memory): {exc}", file=sys.stderr)
+            return 2
         kubeconfig = local.cp.kubeconfig if local else args.kubeconfig.resolve()
         try:
             found = asyncio.run(cluster.prepare(kubeconfig, _gangway_crds()))

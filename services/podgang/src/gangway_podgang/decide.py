@@ -152,7 +152,8 @@ def placement_of(gang: PlannedGang, pods: Mapping[str, Pod]) -> Placement:
     elif verdicts:
         # The scheduler's own words, each once: one pod may say why it fits nowhere
         # ("Insufficient example.com/fpga"), another only that the gang has no quorum.
-        reason = min(Counter(r for r, _ in verdicts).items(), key=lambda rn: (-rn[1], rn[0]))[0]
+        given = Counter(r for r, _ in verdicts)
+        reason = max(sorted(given), key=given.__getitem__)  # most pods' reason; ties by name
         message = "; ".join(sorted({m for _, m in verdicts})[:MAX_VERDICTS])
     else:
         reason, message = PODS_PENDING, "the scheduler has not placed the gang yet"
