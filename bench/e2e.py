@@ -228,10 +228,10 @@ async def bench(run: Run) -> dict[str, Any]:
     config = load_operator_config(config_file.read_text())
     crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
     with (
-        ControlPlane.start(controller_manager=False, crds=crds, scheduling=run.nodes > 0) as cp,
+        ControlPlane.start(controller_manager=False, crds=crds, scheduling=run.placed) as cp,
         NatsServer.start() as server,
     ):
-        if run.nodes:
+        if run.placed:
             cp.add_nodes(NodePool(count=run.nodes), ready_within=300)
         webhook = LocalWebhook.make(work / "admission", "127.0.0.1")
         settings = {
