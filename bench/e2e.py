@@ -137,8 +137,9 @@ class Run:
         return found
 
 
-def api_requests(metrics_text: str, verbs: frozenset[str]) -> Counter[str]:
-    """kube-apiserver's requests of ``verbs`` so far, by resource[/subresource] and code."""
+def api_requests(metrics_text: str, verbs: frozenset[str], by_verb: bool = False) -> Counter[str]:
+    """kube-apiserver's requests of ``verbs`` so far, by resource[/subresource] and code (or,
+    ``by_verb``, by verb and resource)."""
     writes: Counter[str] = Counter()
     for family in text_string_to_metric_families(metrics_text):
         if family.name != "apiserver_request":
@@ -150,7 +151,8 @@ def api_requests(metrics_text: str, verbs: frozenset[str]) -> Counter[str]:
             resource = labels["resource"] + (
                 f"/{labels['subresource']}" if labels.get("subresource") else ""
             )
-            writes[f"{resource} {labels['code']}"] += int(sample.value)
+            key = f"{labels['verb']} {resource}" if by_verb else f"{resource} {labels['code']}"
+            writes[key] += int(sample.value)
     return writes
 
 
@@ -184,7 +186,8 @@ class Measured:
     submitted: float  # epoch seconds
     journals: list[list[AnyJournalEvent]]  # one per PodCliqueSet
     writes: Counter[str]  # "resource[/subresource] code" → API write requests
-    reads: int  # API reads by everyone but the benchmark
+    reads: Counter[str]  # "VERB resource" → API reads (the benchmark's polls are LIST pods)
+    own_reads: int  # the benchmark's: its polls of the pods
     bound: list[float]  # epoch seconds each pod was bound (PodScheduled), with a scheduler
     sent: Counter[str]  # connection name → NATS messages sent
     stored: Counter[str]  # stream → messages stored
@@ -195,7 +198,7 @@ class Snapshot:
     """The counters a run is measured by, read before and after it."""
 
     def __init__(
-        self, writes: Counter[str], reads: int, sent: Counter[str], stored: Counter[str]
+        self, writes: Counter[str], reads: Counter[str], sent: Counter[str], stored: Counter[str]
     ) -> None:
         self.writes, self.reads, self.sent, self.stored = writes, reads, sent, stored
 
@@ -203,7 +206,7 @@ class Snapshot:
     async def take(cls, kube: Kube, server: NatsServer) -> Snapshot:
         metrics = (await kube.request("GET", "/metrics")).decode()
         url = server.monitor_url
-        reads = sum(api_requests(metrics, READ_VERBS).values())
+        reads = api_requests(metrics, READ_VERBS, by_verb=True)
         return cls(
             api_requests(metrics, WRITE_VERBS), reads, messages_sent(url), stream_messages(url)
         )
@@ -297,8 +300,8 @@ async def _measure(
             submitted=submitted,
             journals=journals,
             writes=after.writes - before.writes,
-            # The benchmark's own: a snapshot's /metrics, the polls, the final LIST.
-            reads=after.reads - before.reads - polls - 2,
+            reads=after.reads - before.reads,
+            own_reads=polls,  # the final LIST comes after the last snapshot
             bound=bound,
             sent=after.sent - before.sent,
             stored=after.stored - before.stored,
@@ -388,7 +391,11 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
             n for key, n in m.writes.items() if key.endswith(" 409")
         ),
         "Events written, in all": writes_to({EVENTS}),
-        "API reads (GET, LIST, WATCH) by the services, per gang": round(m.reads / run.gangs, 2),
+        "API reads (GET, LIST, WATCH) by the services, per gang": round(
+            (sum(m.reads.values()) - m.own_reads) / run.gangs, 2
+        ),
+        "API reads by verb and resource, in all (LIST pods includes the benchmark's "
+        f"{m.own_reads})": dict(sorted(m.reads.items())),
         "API writes by resource and code, in all": dict(sorted(m.writes.items())),
         "NATS messages sent, per gang": round(sum(m.sent.values()) / run.gangs, 1),
         "NATS messages sent by connection, per gang": per_gang(m.sent),
