@@ -91,6 +91,11 @@ class Binaries:
     kwok_stages: tuple[Path, ...]
     version: str
 
+    @property
+    def minor(self) -> int:
+        """The Kubernetes minor: it decides the Workload API version and the feature gates."""
+        return int(self.version.split(".")[1])
+
 
 def _go_env() -> dict[str, str]:
     # Never download a Go toolchain: the machine's Go (1.26) builds every pinned module.

@@ -88,8 +88,7 @@ class ControlPlane(processes.Supervised):
         so its garbage collector watches them from its first discovery (else ~30 s later).
         ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`)."""
         binaries = binaries or ensure_binaries()
-        minor = int(binaries.version.split(".")[1])
-        if minor not in WORKLOAD_API:
+        if binaries.minor not in WORKLOAD_API:
             known = ", ".join(f"1.{m}" for m in sorted(WORKLOAD_API))
             raise RuntimeError(f"Kubernetes {binaries.version}: Workload API known for {known}")
         owns = workdir is None
@@ -112,7 +111,7 @@ class ControlPlane(processes.Supervised):
             server="",
             kubeconfig=workdir / "kubeconfig",
             binaries=binaries,
-            workload_api_version=WORKLOAD_API[minor],
+            workload_api_version=WORKLOAD_API[binaries.minor],
             _client_ca=client_ca,
             _ca_pem=serving_ca.cert_pem,
             _admin=admin,
@@ -221,12 +220,8 @@ class ControlPlane(processes.Supervised):
         self._start_apiserver(port=int(self.server.rsplit(":", 1)[1]))
 
     @property
-    def minor(self) -> int:
-        return int(self.binaries.version.split(".")[1])
-
-    @property
     def feature_gates(self) -> str:
-        return feature_gates(self.minor)
+        return feature_gates(self.binaries.minor)
 
     @property
     def _controllers(self) -> list[str]:
