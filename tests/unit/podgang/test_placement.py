@@ -45,7 +45,7 @@ def test_gated_pods_are_pending_and_say_so() -> None:
 def test_the_schedulers_verdict_is_carried_over() -> None:
     gang = base_gang()
     found = placement_of(gang, pods(gang, status={"conditions": [UNSCHEDULABLE]}))
-    assert found == Placement("Pending", 0, 0, False, "Unschedulable", UNSCHEDULABLE["message"])
+    assert found == Placement("Pending", 0, 0, "Unschedulable", UNSCHEDULABLE["message"])
 
 
 def test_every_distinct_word_of_the_scheduler_is_kept() -> None:

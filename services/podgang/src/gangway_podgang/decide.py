@@ -106,9 +106,12 @@ class Placement:
     phase: str
     bound: int
     running: int
-    scheduled: bool
     reason: str
     message: str
+
+    @property
+    def scheduled(self) -> bool:
+        return self.reason == SCHEDULED
 
     @property
     def by_scheduler(self) -> bool:
@@ -157,7 +160,7 @@ def placement_of(gang: PlannedGang, pods: Mapping[str, Pod]) -> Placement:
         message = "; ".join(sorted({m for _, m in verdicts})[:MAX_VERDICTS])
     else:
         reason, message = PODS_PENDING, "the scheduler has not placed the gang yet"
-    return Placement(phase, bound, running, reason == SCHEDULED, reason, message)
+    return Placement(phase, bound, running, reason, message)
 
 
 def phase_now(podgang: PodGang) -> str:
