@@ -28,6 +28,7 @@ from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.pods import Pod
+from gangway_localcluster.nodes import is_ready
 from gangway_podgang.decide import initialized_status
 from gangway_podgang.plan import Plan, plan_podgangs
 from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
@@ -211,11 +212,7 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
 
 async def _ready_nodes(kube: Kube) -> int:
     nodes = msgspec.json.decode(await kube.request("GET", NODES.path()))["items"]
-    return sum(
-        any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"])
-        for n in nodes
-        if n.get("status", {}).get("conditions")
-    )
+    return sum(map(is_ready, nodes))
 
 
 async def _demo(args: argparse.Namespace, out: TextIO) -> bool:

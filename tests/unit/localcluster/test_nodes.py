@@ -14,6 +14,7 @@ from gangway_localcluster.nodes import (
     RACK_LABEL,
     ZONE_LABEL,
     NodePool,
+    is_ready,
 )
 
 
@@ -82,3 +83,10 @@ def test_every_rack_lies_in_one_block_and_every_block_in_one_zone(
         assert block_of.setdefault(labels[RACK_LABEL], labels[BLOCK_LABEL]) == labels[BLOCK_LABEL]
         assert zone_of.setdefault(labels[BLOCK_LABEL], labels[ZONE_LABEL]) == labels[ZONE_LABEL]
     assert len({n["metadata"]["name"] for n in pool.manifests()}) == count
+
+
+def test_ready_is_the_ready_condition_true() -> None:
+    ready = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    assert is_ready(ready)
+    assert not is_ready({"status": {"conditions": [{"type": "Ready", "status": "False"}]}})
+    assert not is_ready({"metadata": {"name": "new"}})

@@ -33,7 +33,7 @@ import yaml
 from gangway_localcluster import processes
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
-from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool
+from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool, is_ready
 
 # The Workload API version each Kubernetes minor serves (each replaced the previous one
 # without conversion, so a control plane pins one minor).
@@ -342,8 +342,7 @@ class ControlPlane(processes.Supervised):
 
     def _node_ready(self, name: str) -> bool:
         _, node = self.request("GET", f"/api/v1/nodes/{name}")
-        conditions = (node.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+        return is_ready(node)
 
     # --- access -------------------------------------------------------------------------
 

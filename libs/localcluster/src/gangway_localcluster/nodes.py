@@ -96,3 +96,9 @@ class NodePool:
             }
             for i, name in enumerate(self.names())
         ]
+
+
+def is_ready(node: dict[str, Any]) -> bool:
+    """The node's Ready condition is True (kwok sets it for the nodes it manages)."""
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
