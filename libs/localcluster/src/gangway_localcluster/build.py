@@ -17,8 +17,10 @@ it with its own pins (checksums from the checksum database), into
 ``~/.cache/gangway/kwok-v<version>/`` beside the node and pod stages taken from the same module
 download: the bare binary has none, and without stages it does nothing.
 
+KAI's scheduler and binder build the same way (``kai.py``, ``tools/kai``).
+
     python -m gangway_localcluster.build                 # build (or reuse) and print paths
-    python -m gangway_localcluster.build --write-module  # regenerate tools/k8s/go.mod
+    python -m gangway_localcluster.build --write-module  # regenerate tools/k8s, tools/kai
 """
 
 from __future__ import annotations
@@ -54,6 +56,14 @@ KWOK_STAGES: Final = (
     "kustomize/stage/pod/fast/pod-complete.yaml",
     "kustomize/stage/pod/fast/pod-delete.yaml",
 )
+BINARY_FIELDS: Final = (
+    "etcd",
+    "kube_apiserver",
+    "kube_controller_manager",
+    "kube_scheduler",
+    "kubectl",
+    "kwok",
+)
 # A heartbeat while a binary builds: a cold kube-apiserver takes minutes.
 PROGRESS_EVERY: Final = 30.0
 
@@ -66,7 +76,8 @@ PACKAGES: Final = {
     "k8s.io/kubernetes/cmd/kubectl": "kubectl",
 }
 
-TOOLS_MODULE: Final = Path(__file__).resolve().parents[4] / "tools" / "k8s"
+REPO: Final = Path(__file__).resolve().parents[4]
+TOOLS_MODULE: Final = REPO / "tools" / "k8s"
 
 
 def kubernetes_version() -> str:
@@ -97,16 +108,16 @@ class Binaries:
         return int(self.version.split(".")[1])
 
 
-def _go_env() -> dict[str, str]:
+def go_env() -> dict[str, str]:
     # Never download a Go toolchain: the machine's Go (1.26) builds every pinned module.
     return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false"}
 
 
-def _go(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+def run_go(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
         ["go", *args],
         cwd=cwd,
-        env={**_go_env(), **(env or {})},
+        env={**go_env(), **(env or {})},
         capture_output=True,
         text=True,
         check=False,
@@ -117,7 +128,7 @@ def _go(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 @contextmanager
-def _progress(what: str, log: bool) -> Iterator[None]:
+def progress(what: str, log: bool) -> Iterator[None]:
     """Say what builds, then every PROGRESS_EVERY seconds that it still does, then how long
     it took: a cold build is silent for minutes otherwise."""
     if not log:
@@ -128,9 +139,9 @@ def _progress(what: str, log: bool) -> Iterator[None]:
 
     def heartbeat() -> None:
         while not done.wait(PROGRESS_EVERY):
-            _say(f"  {what}: still building, {time.monotonic() - started:.0f}s")
+            say(f"  {what}: still building, {time.monotonic() - started:.0f}s")
 
-    _say(f"  {what}: building")
+    say(f"  {what}: building")
     ticker = threading.Thread(target=heartbeat, daemon=True)
     ticker.start()
     try:
@@ -138,10 +149,10 @@ def _progress(what: str, log: bool) -> Iterator[None]:
     finally:
         done.set()
         ticker.join()
-    _say(f"  {what}: built in {time.monotonic() - started:.0f}s")
+    say(f"  {what}: built in {time.monotonic() - started:.0f}s")
 
 
-def _say(line: str) -> None:
+def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
@@ -149,7 +160,7 @@ def module_dir(module: str, version: str) -> Path:
     """Where the Go module cache holds ``module@v<version>`` (downloaded if missing). Run
     outside any module, so no go.mod of ours is touched by the download."""
     info = json.loads(
-        _go(["mod", "download", "-json", f"{module}@v{version}"], Path(tempfile.gettempdir()))
+        run_go(["mod", "download", "-json", f"{module}@v{version}"], Path(tempfile.gettempdir()))
     )
     if "Error" in info:
         raise RuntimeError(f"{module}@v{version}: {info['Error']}")
@@ -204,11 +215,11 @@ def write_module(version: str, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     modules, go, etcd = staging_modules(version)
     (directory / "go.mod").write_text(render_go_mod(version, etcd, modules, go))
-    _go(["mod", "tidy"], directory)
+    run_go(["mod", "tidy"], directory)
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
     """One build at a time per cache entry, across processes (pytest-xdist workers)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as lock:
@@ -231,11 +242,11 @@ def ensure_binaries(version: str | None = None, log: bool = False) -> Binaries:
     version = version or kubernetes_version()
     target = cache_root() / f"k8s-v{version}"
     wanted = {pkg: name for pkg, name in PACKAGES.items() if _from_assets(name) is None}
-    with _locked(target.parent / f".k8s-v{version}.lock"):
+    with locked(target.parent / f".k8s-v{version}.lock"):
         missing = {pkg: name for pkg, name in wanted.items() if not (target / name).is_file()}
         if missing:
             if log:
-                _say(
+                say(
                     f"building {', '.join(missing.values())} v{version} from Go modules into "
                     f"{target} (first run only: minutes)"
                 )
@@ -246,8 +257,8 @@ def ensure_binaries(version: str | None = None, log: bool = False) -> Binaries:
                 f"-X k8s.io/component-base/version.gitMinor={version.split('.')[1]}"
             )
             for i, (pkg, name) in enumerate(missing.items(), 1):
-                with _staged(target, name) as out, _progress(f"[{i}/{len(missing)}] {name}", log):
-                    _go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(out), pkg], module)
+                with staged(target, name) as out, progress(f"[{i}/{len(missing)}] {name}", log):
+                    run_go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(out), pkg], module)
     kwok, stages = ensure_kwok(log=log)
 
     def path(name: str) -> Path:
@@ -268,16 +279,11 @@ def ensure_binaries(version: str | None = None, log: bool = False) -> Binaries:
 def ensure_kwok(log: bool = False) -> tuple[Path, tuple[Path, ...]]:
     """kwok and its stages, built and copied once from ``sigs.k8s.io/kwok@v<KWOK_VERSION>``."""
     target = cache_root() / f"kwok-v{KWOK_VERSION}"
-    stages = tuple(target / "stages" / Path(stage).name for stage in KWOK_STAGES)
-    with _locked(target.parent / f".kwok-v{KWOK_VERSION}.lock"):
-        if not all(stage.is_file() for stage in stages):
-            source = module_dir(KWOK_MODULE, KWOK_VERSION)
-            (target / "stages").mkdir(parents=True, exist_ok=True)
-            for stage, copy in zip(KWOK_STAGES, stages, strict=True):
-                shutil.copyfile(source / stage, copy)
+    with locked(target.parent / f".kwok-v{KWOK_VERSION}.lock"):
+        stages = copied_from_module(KWOK_MODULE, KWOK_VERSION, KWOK_STAGES, target / "stages")
         if not (target / "kwok").is_file():
-            with _staged(target, "kwok") as out, _progress(f"kwok v{KWOK_VERSION}", log):
-                _go(
+            with staged(target, "kwok") as out, progress(f"kwok v{KWOK_VERSION}", log):
+                run_go(
                     ["install", f"{KWOK_MODULE}/cmd/kwok@v{KWOK_VERSION}"],
                     Path(tempfile.gettempdir()),
                     env={"GOBIN": str(out.parent)},
@@ -285,8 +291,24 @@ def ensure_kwok(log: bool = False) -> tuple[Path, tuple[Path, ...]]:
     return target / "kwok", stages
 
 
+def copied_from_module(
+    module: str, version: str, files: tuple[str, ...], into: Path
+) -> tuple[Path, ...]:
+    """``files`` (paths in ``module@v<version>``) copied into ``into`` once: data that must
+    match the binary built from the same module download (kwok's stages, KAI's CRDs)."""
+    copies = tuple(into / Path(file).name for file in files)
+    if not all(copy.is_file() for copy in copies):
+        source = module_dir(module, version)
+        into.mkdir(parents=True, exist_ok=True)
+        for file, copy in zip(files, copies, strict=True):
+            partial = copy.with_name(f"{copy.name}.part")
+            shutil.copyfile(source / file, partial)
+            os.replace(partial, copy)  # never a half file that looks whole
+    return copies
+
+
 @contextmanager
-def _staged(target: Path, name: str) -> Iterator[Path]:
+def staged(target: Path, name: str) -> Iterator[Path]:
     """A path to build ``name`` at, renamed into ``target`` only once it is whole."""
     target.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
@@ -298,28 +320,31 @@ def _staged(target: Path, name: str) -> Iterator[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # KAI's module builds with this one's helpers: imported here, not at the top.
+    from gangway_localcluster import kai  # noqa: PLC0415 - kai imports this module
+
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
         "--write-module",
         action="store_true",
-        help="regenerate tools/k8s/go.mod (and go.sum) for the pinned version",
+        help="regenerate tools/k8s and tools/kai (go.mod and go.sum) for the pinned versions",
     )
     args = parser.parse_args(argv)
     if args.write_module:
         write_module(KUBERNETES_VERSION, TOOLS_MODULE)
+        kai.write_module()
         return 0
     binaries = ensure_binaries(log=True)
-    for field in (
-        "etcd",
-        "kube_apiserver",
-        "kube_controller_manager",
-        "kube_scheduler",
-        "kubectl",
-        "kwok",
-    ):
-        print(f"{field.replace('_', '-')}: {getattr(binaries, field)}")
+    scheduler = kai.ensure_kai(log=True)
+    paths = {
+        **{f.replace("_", "-"): getattr(binaries, f) for f in BINARY_FIELDS},
+        "kai-scheduler": scheduler.scheduler,
+        "kai-binder": scheduler.binder,
+    }
+    for name, path in paths.items():
+        print(f"{name}: {path}")
     return 0
 
 

@@ -7,9 +7,10 @@ controller manager runs the garbage collector and the namespace controller, so o
 references cascade and namespaces finish deleting as on a real cluster. With
 ``scheduling=True`` kube-scheduler (same version, same gates) places pods on the nodes
 :meth:`ControlPlane.add_nodes` describes, and kwok marks those nodes Ready and runs the pods
-bound to them. Without it pods stay unscheduled.
+bound to them. Without it pods stay unscheduled. ``kai=True`` adds KAI's scheduler and binder
+(and its CRDs) for pods that name ``kai-scheduler``.
 
-    with ControlPlane.start(scheduling=True) as cp:
+    with ControlPlane.start(scheduling=True, kai=True) as cp:
         cp.add_nodes(NodePool(count=4, gpus=8))
         print(cp.kubeconfig)
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import os
 import ssl
 import tempfile
 import time
@@ -30,6 +32,7 @@ from typing import Any, Final
 
 import yaml
 
+from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster import processes
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
@@ -79,15 +82,21 @@ class ControlPlane(processes.Supervised):
     def start(
         cls,
         binaries: Binaries | None = None,
+        *,
         workdir: Path | None = None,
         controller_manager: bool = True,
         crds: Iterable[Path] = (),
         scheduling: bool = False,
+        kai: bool = False,
     ) -> ControlPlane:
         """Start everything; ``crds`` are installed before the controller manager starts,
         so its garbage collector watches them from its first discovery (else ~30 s later).
-        ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`)."""
+        ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`);
+        ``kai``: KAI's scheduler and binder as well, and its CRDs."""
+        if kai and not scheduling:
+            raise ValueError("KAI places pods on kwok's nodes: kai=True needs scheduling=True")
         binaries = binaries or ensure_binaries()
+        kai_binaries = kai_scheduler.ensure_kai(log=True) if kai else None
         if binaries.minor not in WORKLOAD_API:
             known = ", ".join(f"1.{m}" for m in sorted(WORKLOAD_API))
             raise RuntimeError(f"Kubernetes {binaries.version}: Workload API known for {known}")
@@ -122,12 +131,14 @@ class ControlPlane(processes.Supervised):
             cp._start_apiserver()
             cp.kubeconfig.write_text(cp._kubeconfig_text(admin, ADMIN_USER))
             cp.kubeconfig.chmod(0o600)
-            cp.install_crds(crds)
+            cp.install_crds([*crds, *(kai_binaries.crds if kai_binaries else ())])
             if controller_manager:
                 cp._start_controller_manager(sa_key)
             if scheduling:
                 cp._start_scheduler()
                 cp._start_kwok()
+            if kai_binaries:
+                cp._start_kai(kai_binaries)
         except BaseException:
             cp.stop()
             raise
@@ -309,6 +320,38 @@ class ControlPlane(processes.Supervised):
         if not child.alive():
             raise RuntimeError(f"kwok exited:\n{child.log_tail()}")
 
+    def _start_kai(self, binaries: kai_scheduler.KaiBinaries) -> None:
+        """KAI's scheduler and binder, each ready once its metrics endpoint answers. Both read
+        the kubeconfig from KUBECONFIG."""
+        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
+        metrics, plugins, binder_metrics, probe = (processes.free_port() for _ in range(4))
+        for name, args, url in (
+            (
+                "kai-scheduler",
+                kai_scheduler.scheduler_args(binaries, metrics, plugins),
+                f"http://127.0.0.1:{metrics}/metrics",
+            ),
+            (
+                "kai-binder",
+                kai_scheduler.binder_args(binaries, binder_metrics, probe),
+                # Its health probe serves no checks: its metrics answer once it runs.
+                f"http://127.0.0.1:{binder_metrics}/metrics",
+            ),
+        ):
+            child = processes.start(
+                name,
+                args,
+                self.workdir / "logs" / f"{name}.log",
+                env=env,
+                max_log_bytes=SCHEDULER_LOG_BYTES,
+            )
+            self._children.append(child)
+            processes.wait_until(partial(processes.http_ok, url), child, url, 60)
+
+    @property
+    def kai(self) -> bool:
+        return any(c.name == "kai-scheduler" for c in self._children)
+
     @property
     def scheduling(self) -> bool:
         return any(c.name == "kube-scheduler" for c in self._children)
@@ -319,11 +362,7 @@ class ControlPlane(processes.Supervised):
         if not self.scheduling:
             raise RuntimeError("nodes need the scheduler and kwok: start(scheduling=True)")
         for node in pool.manifests():
-            try:
-                self.request("POST", "/api/v1/nodes", node)
-            except APIError as exc:
-                if exc.status != 409:
-                    raise
+            self.create("/api/v1/nodes", node)
         names = pool.names()
         deadline = time.monotonic() + ready_within
         while not_ready := [n for n in names if not self._node_ready(n)]:
@@ -431,6 +470,16 @@ class ControlPlane(processes.Supervised):
         if response.status >= 400:
             raise APIError(response.status, data)
         return response.status, data
+
+    def create(self, path: str, body: dict[str, Any]) -> bool:
+        """POST ``body`` to ``path``; False if it exists already (kept as it is)."""
+        try:
+            self.request("POST", path, body)
+        except APIError as exc:
+            if exc.status != 409:
+                raise
+            return False
+        return True
 
     # --- CRDs ---------------------------------------------------------------------------
 
