@@ -5,11 +5,13 @@ process (as ``gangway up`` runs them), measured from outside the services.
                                                      # kube-scheduler on 100 kwok nodes
     uv run python bench/e2e.py --no-gang             # default-scheduler, gang scheduling off
     uv run python bench/e2e.py --nodes 0             # no scheduler: ends at gates lifted
-    uv run python bench/e2e.py --scheduler kai-scheduler          # ScaleTest_1000 on KAI
+    uv run python bench/e2e.py --scheduler kai-scheduler          # ScaleTest_1000, KAI's
+                                                     # scheduler and binder on 100 kwok nodes
     uv run python bench/e2e.py --podcliquesets 100 --replicas 5   # 100 submitted at once
 
 Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no controller
-manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes) and nats-server;
+manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes, and for
+kai-scheduler KAI's scheduler and binder, the gangs in an unlimited queue) and nats-server;
 watcher, podgang, both backends and admission (registered as the webhook) as their own
 processes. Grove's ScaleTest_1000 shape: each PodCliqueSet has ``--replicas`` gangs of one
 clique of 2 pods (minAvailable 2). All PodCliqueSets are created at once; the report gives
@@ -48,16 +50,16 @@ import yaml
 from measure import proc_usage  # bench/measure.py, beside this script
 from prometheus_client.parser import text_string_to_metric_families
 
-from gangway_backend_kai.translate import QUEUE_LABEL, QUEUES
+from gangway_backend_kai.translate import QUEUE_LABEL
 from gangway_cli import cluster
-from gangway_cli.demo import unlimited_queue
 from gangway_cli.services import LocalServices, services_for
 from gangway_cli.timeline import gang_latencies, percentile
-from gangway_cli.up import GANGWAY_CRDS, THIRD_PARTY_CRDS, LocalWebhook
+from gangway_cli.up import LocalWebhook
 from gangway_contracts import events as ev
 from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, load_operator_config
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import Subjects
+from gangway_localcluster import kai
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
@@ -69,6 +71,7 @@ from gangway_runtime.status import PODCLIQUESETS, PODS
 ROOT: Final = Path(__file__).resolve().parent.parent
 FIXTURE: Final = ROOT / "tests" / "fixtures" / "podcliquesets" / "scaletest-1000.yaml"
 NAMESPACE: Final = "bench"
+DEPARTMENT: Final = "bench-department"  # KAI schedules only from a queue with a parent
 PODS_PER_GANG: Final = 2
 WRITE_VERBS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # What the flow writes for each gang (resource/subresource); the PodCliqueSet's status and
@@ -105,8 +108,8 @@ class Run:
 
     @property
     def placed(self) -> bool:
-        """A scheduler here binds the pods (KAI's does not run beside Gangway yet)."""
-        return self.nodes > 0 and self.scheduler == DEFAULT_SCHEDULER
+        """A scheduler here binds the pods (there are nodes to bind them to)."""
+        return self.nodes > 0
 
     @property
     def gangs(self) -> int:
@@ -229,9 +232,14 @@ async def bench(run: Run) -> dict[str, Any]:
     config_file = work / "operator-config.yaml"
     config_file.write_text(yaml.safe_dump(run.config()))
     config = load_operator_config(config_file.read_text())
-    crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
+    on_kai = run.placed and run.scheduler == KAI_SCHEDULER
     with (
-        ControlPlane.start(controller_manager=False, crds=crds, scheduling=run.placed) as cp,
+        ControlPlane.start(
+            controller_manager=False,
+            crds=crd_files(kai=True),
+            scheduling=run.placed,
+            kai=on_kai,
+        ) as cp,
         NatsServer.start() as server,
     ):
         if run.placed:
@@ -260,7 +268,8 @@ async def _measure(
         kube = Kube(api)
         await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NAMESPACE}})
         if run.scheduler == KAI_SCHEDULER:
-            await kube.request("POST", QUEUES.path(), body=unlimited_queue(NAMESPACE))
+            for queue in (kai.queue(DEPARTMENT), kai.queue(NAMESPACE, parent=DEPARTMENT)):
+                await kube.request("POST", kai.QUEUES_PATH, body=queue)
         submissions = run.podcliquesets_to_submit()
         nc = await nats.connect(server.url)
         js, subjects = nc.jetstream(), Subjects()
@@ -423,8 +432,7 @@ def main() -> None:
         "--nodes",
         type=int,
         default=100,
-        help="kwok nodes for kube-scheduler to place on (0: no scheduler, end at gates "
-        "lifted; kai-scheduler runs end there too until KAI runs here)",
+        help="kwok nodes for the scheduler to place on (0: no scheduler, end at gates lifted)",
     )
     args = parser.parse_args()
     print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")

@@ -2,7 +2,8 @@
 ``gangway up --kubeconfig`` against a control plane of these tests' own (the watcher mirrors
 the whole cluster, so it cannot share the integration tests' one) and a real nats-server.
 
-The control plane starts without Gangway's CRDs: ``up`` installs them. Each test module
+The control plane starts without Gangway's CRDs: ``up`` installs them. KAI's scheduler and
+binder run in it too (they act only on pods that name kai-scheduler). Each test module
 names the operator configuration ``up`` runs with (``CONFIG``), and gets its own ``up``.
 kube-scheduler and kwok run in it: a test that needs room adds fake nodes of its own
 (``nodes``) and pins its pods to them, so no test's pods take another test's room.
@@ -28,10 +29,9 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_cli.cluster import CRDS, WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
 from gangway_localcluster.controlplane import APIError, ControlPlane
-from gangway_localcluster.crds import crd_files
+from gangway_localcluster.crds import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_localcluster.nodes import NodePool
 from tests.support.kube import admin_client
-from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
 
 UP_WITHIN = 180.0
 POOL_LABEL = "gangway.dev/test-pool"
@@ -49,8 +49,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def e2e_cluster() -> Iterator[ControlPlane]:
-    theirs = [p for p in crd_files(DEPLOY_CRDS, SHARED_CRDS) if p.parent != DEPLOY_CRDS]
-    with ControlPlane.start(crds=theirs, scheduling=True) as cp:
+    with ControlPlane.start(crds=[CLUSTER_TOPOLOGY_BINDINGS], scheduling=True, kai=True) as cp:
         yield cp
 
 

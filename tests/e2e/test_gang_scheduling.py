@@ -9,13 +9,13 @@ from typing import Any
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_backend_kai.translate import POD_GROUP_ANNOTATION, QUEUE_LABEL
-from gangway_cli.demo import unlimited_queue
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.support.admission import create
 from tests.support.backends import live
+from tests.support.kai import ensure_queue
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import condition, gated, podgangs, pods, workload
@@ -72,7 +72,7 @@ async def test_default_scheduler_gets_a_workload_per_gang_and_pods_in_its_groups
 async def test_kai_scheduler_gets_a_podgroup_in_the_queue_and_pods_that_join_it(
     api: ApiClient, namespace: str
 ) -> None:
-    await server_side_apply(api, unlimited_queue("e2e"), "")
+    await ensure_queue(api, "e2e")
     pcs = workload(namespace, "serving")
     pcs["metadata"]["labels"][QUEUE_LABEL] = "e2e"
     on_scheduler(pcs, "kai-scheduler")

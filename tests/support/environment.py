@@ -19,7 +19,6 @@ from pathlib import Path
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
-from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ def kubernetes() -> Iterator[Cluster]:
         with _k3s() as kubeconfig:
             yield Cluster(kubeconfig=kubeconfig, control_plane=None)
         return
-    with ControlPlane.start(crds=crd_files(DEPLOY_CRDS, SHARED_CRDS)) as cp:
+    with ControlPlane.start(crds=crd_files(kai=True)) as cp:
         yield Cluster(kubeconfig=cp.kubeconfig, control_plane=cp)
 
 

@@ -1,14 +1,15 @@
-"""Where tests find the repository's files and the shared upstream CRDs."""
+"""Where tests find the repository's files. Nothing outside the checkout: third-party CRDs
+come from the checkout (Grove's, pinned in third_party/) or a module download (KAI's)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Final
 
-REPO: Final = Path(__file__).resolve().parents[2]
+from gangway_localcluster.build import REPO
+from gangway_localcluster.crds import GANGWAY_CRDS, GROVE_CRDS
+
+__all__ = ["DEPLOY_CRDS", "FIXTURES", "REPO", "UPSTREAM_GROVE_CRDS"]
+
 FIXTURES: Final = REPO / "tests" / "fixtures"
-DEPLOY_CRDS: Final = REPO / "deploy" / "crds"
-# CI clones main with shared/ beside it; GANGWAY_SHARED_DIR points elsewhere when needed.
-SHARED: Final = Path(os.environ.get("GANGWAY_SHARED_DIR", REPO.parent / "shared"))
-SHARED_CRDS: Final = SHARED / "crds"
+DEPLOY_CRDS: Final = GANGWAY_CRDS
+UPSTREAM_GROVE_CRDS: Final = GROVE_CRDS

@@ -3,10 +3,12 @@ to the cluster ``gangway up`` runs, and show each one's progress until it is don
 PodGangs created, pods created, gangs Initialized, scheduling gates lifted, pods bound to
 nodes by the scheduler, pods Running.
 
-Where the scheduler a sample names places pods here (default-scheduler, with Ready nodes),
-the sample is done when every pod runs: a gang of a scaling group beyond its minAvailable
-is released once its base gang is scheduled. Elsewhere the sample ends at gates lifted, and
-the scaled gangs that wait for their base gang are counted as waiting, not as missing.
+With Ready nodes, and the scheduler a sample names served (KAI's PodGroups for the KAI
+sample), the sample is done when every pod runs: a gang of a scaling group beyond its
+minAvailable is released once its base gang is scheduled. Without nodes a sample ends at
+gates lifted, and the scaled gangs that wait for their base gang are counted as waiting, not
+as missing. A sample refused (by admission, or for want of KAI) says why, and the demo exits
+non-zero.
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ class Progress:
             return f"{line}  bound {_bar(self.bound, pods)}  running {_bar(self.running, pods)}"
         waiting = pods - max(self.lifted, self.base_pods)
         note = f"  ({waiting} wait for their base gang)" if self.done and waiting else ""
-        return f"{line}{note}  (no scheduler here places its pods)"
+        return f"{line}{note}  (no Ready nodes here)"
 
 
 def _bar(value: int, total: int) -> str:
@@ -173,33 +175,21 @@ class Screen:
         self.drawn = lines
 
 
-def unlimited_queue(name: str) -> dict[str, Any]:
-    """A KAI Queue with no quota or limit, for samples and measurements."""
-    return {
-        "apiVersion": QUEUES.api_version,
-        "kind": "Queue",
-        "metadata": {"name": name},
-        "spec": {"resources": {"gpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}},
-    }
-
-
 async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
     await apply(
         kube, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     )
+    # The KAI sample's queue is gangway up's (KAI's default-queue): a cluster without it
+    # refuses the sample at admission, and the demo says so.
     has_kai = await kube.serves(QUEUES)
-    if has_kai:
-        await apply(kube, QUEUES, unlimited_queue("demo"))
     has_nodes = await _ready_nodes(kube) > 0
     found = []
     for name in SAMPLES:
         doc = sample(name, namespace)
         pcs = from_object(doc, PodCliqueSet)
-        # Only kube-scheduler runs beside gangway up so far; KAI's joins it later.
-        here = has_nodes and name != "kai-scheduler.yaml"
-        progress = Progress(pcs.metadata.name, plan_podgangs(pcs, None), placed_here=here)
+        progress = Progress(pcs.metadata.name, plan_podgangs(pcs, None), placed_here=has_nodes)
         if name.startswith("kai") and not has_kai:
-            progress.refused = "KAI's CRDs are not installed"
+            progress.refused = "KAI is not installed (the API server serves no KAI Queues)"
         else:
             try:
                 await apply(kube, PODCLIQUESETS, doc)
@@ -229,8 +219,13 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> bool:
             if all(p.done for p in progress) or time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.5)
-    done = all(p.done for p in progress)
-    out.write("done.\n" if done else f"not done after {args.timeout:.0f} s.\n")
+    refused = [p for p in progress if p.refused]
+    done = all(p.done for p in progress) and not refused
+    if refused:
+        names = ", ".join(p.name for p in refused)
+        out.write(f"not done: {len(refused)} of {len(progress)} refused ({names}), see above.\n")
+    else:
+        out.write("done.\n" if done else f"not done after {args.timeout:.0f} s.\n")
     out.write(f"Each one's timeline: gangway trace {args.namespace}/<name>\n")
     return done
 

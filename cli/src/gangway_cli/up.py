@@ -1,11 +1,12 @@
 """``gangway up``: Gangway's main job on this machine.
 
 Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager,
-kube-scheduler, and kwok with a few fake GPU nodes) with Gangway's CRDs and the scheduler CRDs
-it can find, nats-server with JetStream, and every Gangway service as a separate process
-(``services.py``); prints where everything is; Ctrl-C stops all of it and removes what it
-created. With ``--kubeconfig`` the cluster is an existing
-one: only NATS and the services start here (``cluster.py`` says what is asked of it).
+kube-scheduler, and kwok with a few fake GPU nodes) with Gangway's CRDs; KAI's scheduler and
+binder, KAI's CRDs and its default queues too, unless the operator configuration leaves the
+kai-scheduler profile out; nats-server with JetStream, and every Gangway service as a
+separate process (``services.py``); prints where everything is; Ctrl-C stops all of it and
+removes what it created. With ``--kubeconfig`` the cluster is an existing one: only NATS and
+the services start here (``cluster.py`` says what is asked of it).
 """
 
 from __future__ import annotations
@@ -38,25 +39,27 @@ from gangway_contracts.config import (
     SchedulerConfig,
     load_operator_config,
 )
+from gangway_contracts.errors import FieldErrors
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import APIError, ControlPlane
-from gangway_localcluster.crds import crd_files
+from gangway_localcluster.crds import crd_files, gangway_crds
+from gangway_localcluster.kai import (
+    DEFAULT_PARENT_QUEUE,
+    DEFAULT_QUEUE,
+    KAI_VERSION,
+    QUEUES_PATH,
+    default_queues,
+)
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.nodes import NodePool
 from gangway_localcluster.processes import free_port
 from gangway_runtime.kube import KubeError
 
 REPO: Final = Path(__file__).resolve().parents[3]
-GANGWAY_CRDS: Final = REPO / "deploy" / "crds"
 REGISTRATION: Final = REPO / "deploy" / "base" / "validating-webhook.yaml"
-# Scheduler CRDs (KAI, Volcano, …) are not Gangway's to ship: take them from a folder when
-# one is given or sits beside the checkout (the upstream copies this workplace provides).
 # A few 8-GPU nodes in racks of four: room for the demo, and something to pack into.
 DEFAULT_NODES: Final = NodePool(count=4)
-THIRD_PARTY_CRDS: Final = Path(
-    os.environ.get("GANGWAY_THIRD_PARTY_CRDS", REPO.parent / "shared" / "crds")
-)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -139,6 +142,13 @@ def run(args: argparse.Namespace) -> int:
     if args.kubeconfig is not None and args.nodes is not None:
         print("up: --nodes is for the local cluster; not with --kubeconfig", file=sys.stderr)
         return 2
+    try:
+        given = load_operator_config(args.config.read_text()) if args.config else None
+    except (OSError, FieldErrors) as exc:
+        print(f"up: --config {args.config}: {exc}", file=sys.stderr)
+        return 2
+    # KAI runs here unless a configuration leaves its profile out (the default enables it).
+    kai = given is None or KAI_SCHEDULER in given.enabled
     say = partial(print, flush=True)
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
@@ -147,7 +157,9 @@ def run(args: argparse.Namespace) -> int:
             local = (
                 None
                 if args.kubeconfig
-                else _local_cluster(state, args.state_dir, node_pool(args), stack, say)
+                else _local_cluster(
+                    state, args.state_dir, stack, say, nodes=node_pool(args), kai=kai
+                )
             )
         except APIError as exc:  # the API server refused a node as described by the flags
             print(f"up: the local nodes (--node-cpu, --node-memory): {exc}", file=sys.stderr)
@@ -204,18 +216,30 @@ class LocalCluster:
 
 
 def _local_cluster(
-    state: Path, keep: Path | None, nodes: NodePool, stack: ExitStack, say: Callable[[str], None]
+    state: Path,
+    keep: Path | None,
+    stack: ExitStack,
+    say: Callable[[str], None],
+    *,
+    nodes: NodePool,
+    kai: bool,
 ) -> LocalCluster:
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
-    crds = crd_files(GANGWAY_CRDS, THIRD_PARTY_CRDS)
     cp = ControlPlane.start(
-        binaries, workdir=state / "cluster" if keep else None, crds=crds, scheduling=True
+        binaries,
+        workdir=state / "cluster" if keep else None,
+        crds=crd_files(),
+        scheduling=True,
+        kai=kai,
     )
     stack.callback(cp.stop)
+    if kai:
+        for queue in default_queues():
+            cp.create(QUEUES_PATH, queue)
     if nodes.count:
         cp.add_nodes(nodes)
-    return LocalCluster(binaries, cp, crds, nodes)
+    return LocalCluster(binaries, cp, crd_files(kai=kai), nodes)
 
 
 def _deregister(kubeconfig: Path) -> None:
@@ -226,7 +250,7 @@ def _deregister(kubeconfig: Path) -> None:
 
 
 def _gangway_crds() -> list[Path]:
-    return crd_files(GANGWAY_CRDS, None)
+    return gangway_crds()
 
 
 @dataclass(frozen=True)
@@ -252,6 +276,11 @@ class Running:
                 f"({nodes.cpu} CPU, {nodes.memory}, {nodes.gpus} nvidia.com/gpu each; "
                 f"racks of {nodes.hosts_per_rack})"
             )
+            if self.local.cp.kai:
+                yield (
+                    f"  kai-scheduler and kai-binder (KAI v{KAI_VERSION}); "
+                    f"KAI queue {DEFAULT_QUEUE} (under {DEFAULT_PARENT_QUEUE}) for the demo"
+                )
         else:
             yield f"Existing cluster, Kubernetes {found.version} at {found.server}"
         yield f"  kubeconfig: {env['KUBECONFIG']}"

@@ -11,17 +11,17 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_kai.backend import KaiBackend
-from gangway_backend_kai.translate import PODGROUPS, QUEUES, SKIP_PODGROUPER
+from gangway_backend_kai.translate import PODGROUPS, SKIP_PODGROUPER
 from gangway_backendkit.context import BackendContext
-from gangway_cli.demo import unlimited_queue
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
-from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import labelled
 from tests.support.backends import backend_synced, live, running_backend
+from tests.support.kai import ensure_queue
 from tests.support.kube import merge_patch, resource_path, server_side_apply
 from tests.support.manifests import fixture
 from tests.support.store import eventually
@@ -32,12 +32,7 @@ QUEUE = "team-a"  # what the fixture PodCliqueSet names
 
 @pytest.fixture
 async def queue(api: ApiClient) -> str:
-    try:
-        await Kube(api).request("POST", QUEUES.path(), body=unlimited_queue(QUEUE))
-    except KubeError as exc:
-        if exc.status != 409:  # shared by the tests of this session
-            raise
-    return QUEUE
+    return await ensure_queue(api, QUEUE)
 
 
 def manifests(namespace: str) -> tuple[dict[str, Any], dict[str, Any]]:

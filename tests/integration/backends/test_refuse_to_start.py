@@ -9,12 +9,11 @@ import sys
 
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
-from tests.support.paths import DEPLOY_CRDS
 
 
 async def test_kai_backend_without_kais_crds_exits_with_the_reason(nats_url: str) -> None:
     # Gangway's CRDs only: no KAI PodGroup CRD in this cluster.
-    with ControlPlane.start(controller_manager=False, crds=crd_files(DEPLOY_CRDS, None)) as cp:
+    with ControlPlane.start(controller_manager=False, crds=crd_files()) as cp:
         env = {
             **os.environ,
             "GANGWAY_KUBECONFIG": str(cp.kubeconfig),

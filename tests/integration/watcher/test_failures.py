@@ -23,7 +23,6 @@ from gangway_watcher import metrics
 from tests.integration.watcher.conftest import only_this_test, podcliqueset
 from tests.integration.watcher.test_mirror import delete
 from tests.support.kube import merge_patch, resource_path, server_side_apply
-from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
 from tests.support.store import (
     Store,
     body,
@@ -39,9 +38,7 @@ from tests.support.store import (
 @pytest.fixture
 def own_control_plane() -> Iterator[ControlPlane]:
     """A control plane of its own: this test restarts the API server."""
-    with ControlPlane.start(
-        controller_manager=False, crds=crd_files(DEPLOY_CRDS, SHARED_CRDS)
-    ) as cp:
+    with ControlPlane.start(controller_manager=False, crds=crd_files(kai=True)) as cp:
         yield cp
 
 

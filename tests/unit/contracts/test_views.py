@@ -16,7 +16,7 @@ from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.pods import Pod
 from tests.support.crd_compat import version_schema
 from tests.support.manifests import fixture, fixtures, is_subset
-from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
+from tests.support.paths import DEPLOY_CRDS, UPSTREAM_GROVE_CRDS
 
 PCS_FIXTURES = fixtures("podcliquesets")
 
@@ -29,7 +29,7 @@ def crd_validator(folder: Path, file: str) -> jsonschema.Draft7Validator:
 @pytest.mark.parametrize("path", PCS_FIXTURES, ids=lambda p: p.stem)
 def test_podcliqueset_fixtures_are_valid_under_grove_and_our_crd(path: Path) -> None:
     manifest = yaml.safe_load(path.read_text())
-    for folder in (SHARED_CRDS / "grove", DEPLOY_CRDS):
+    for folder in (UPSTREAM_GROVE_CRDS, DEPLOY_CRDS):
         validator = crd_validator(folder, "grove.io_podcliquesets.yaml")
         assert [e.message for e in validator.iter_errors(manifest)] == []
 
@@ -66,7 +66,7 @@ def test_podgang_round_trips_exactly() -> None:
 
 def test_podgang_fixture_is_valid_under_grove_and_our_crd() -> None:
     manifest = fixture("podgangs/base-gang.yaml")
-    for folder in (SHARED_CRDS / "grove", DEPLOY_CRDS):
+    for folder in (UPSTREAM_GROVE_CRDS, DEPLOY_CRDS):
         validator = crd_validator(folder, "scheduler.grove.io_podgangs.yaml")
         assert [e.message for e in validator.iter_errors(manifest)] == []
 

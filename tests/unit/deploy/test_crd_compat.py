@@ -1,4 +1,4 @@
-"""deploy/crds stay API-compatible with Grove's CRDs (reference copies in shared/crds/grove)."""
+"""deploy/crds stay API-compatible with Grove's CRDs (pinned copies in third_party/grove)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import yaml
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from tests.support.contract_paths import contract_paths
 from tests.support.crd_compat import compat_problems, declared_paths, version_schema
-from tests.support.paths import DEPLOY_CRDS, SHARED_CRDS
+from tests.support.paths import DEPLOY_CRDS, UPSTREAM_GROVE_CRDS
 
 PAIRS = [
     ("grove.io_podcliquesets.yaml", PodCliqueSet),
@@ -27,7 +27,7 @@ def load(path: Any) -> dict[str, Any]:
 
 @pytest.fixture(params=[name for name, _ in PAIRS])
 def crds(request: pytest.FixtureRequest) -> tuple[dict[str, Any], dict[str, Any]]:
-    return load(DEPLOY_CRDS / request.param), load(SHARED_CRDS / "grove" / request.param)
+    return load(DEPLOY_CRDS / request.param), load(UPSTREAM_GROVE_CRDS / request.param)
 
 
 def test_no_stricter_and_nothing_pruned(crds: tuple[dict[str, Any], dict[str, Any]]) -> None:
@@ -64,7 +64,7 @@ def test_every_field_the_contracts_read_is_declared(file: str, view: type[msgspe
 
 
 def test_checker_catches_a_stricter_schema() -> None:
-    upstream = version_schema(load(SHARED_CRDS / "grove" / PAIRS[1][0]), "v1alpha1")
+    upstream = version_schema(load(UPSTREAM_GROVE_CRDS / PAIRS[1][0]), "v1alpha1")
     stricter = copy.deepcopy(upstream)
     podgroup = stricter["properties"]["spec"]["properties"]["podgroups"]["items"]
     podgroup["required"].append("topologyConstraint")

@@ -1,23 +1,28 @@
-"""Which CRD files a local cluster installs."""
+"""Which CRD files a local cluster installs: all from the checkout or a module download."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Final
+
+from gangway_localcluster import kai as kai_scheduler
+from gangway_localcluster.build import REPO
+
+GANGWAY_CRDS: Final = REPO / "deploy" / "crds"
+# Grove's CRDs, pinned in the repository (third_party/README.md says from where and why).
+GROVE_CRDS: Final = REPO / "third_party" / "grove"
+# Gangway reads ClusterTopologyBindings and does not ship their CRD; grove.io's other CRDs
+# are Gangway's own (deploy/crds): upstream copies of them would replace ours.
+CLUSTER_TOPOLOGY_BINDINGS: Final = GROVE_CRDS / "grove.io_clustertopologybindings.yaml"
 
 
-def crd_files(gangway_crds: Path, third_party: Path | None) -> list[Path]:
-    """Gangway's own CRDs, then every scheduler CRD under ``third_party`` (KAI, Volcano…).
+def gangway_crds() -> list[Path]:
+    """The CRDs Gangway ships (what ``gangway up --kubeconfig`` installs where missing)."""
+    return sorted(p for p in GANGWAY_CRDS.glob("*.yaml") if p.name != "kustomization.yaml")
 
-    grove.io and scheduler.grove.io come from Gangway's folder only: upstream copies of
-    the same CRDs would replace ours (same names, so never both). Grove's
-    ClusterTopologyBinding, which Gangway reads but does not ship, is taken from upstream.
-    """
-    ours = sorted(p for p in gangway_crds.glob("*.yaml") if p.name != "kustomization.yaml")
-    if third_party is None or not third_party.is_dir():
-        return ours
-    theirs = [
-        p
-        for p in sorted(third_party.rglob("*.yaml"))
-        if p.parent.name != "grove" or p.name.startswith("grove.io_clustertopologybindings")
-    ]
-    return [*ours, *theirs]
+
+def crd_files(kai: bool = False) -> list[Path]:
+    """Gangway's own CRDs and Grove's ClusterTopologyBinding; with ``kai``, KAI's CRDs from
+    its module download (for a cluster that stores PodGroups without running KAI:
+    ``ControlPlane.start(kai=True)`` installs them itself)."""
+    return [*gangway_crds(), CLUSTER_TOPOLOGY_BINDINGS, *(kai_scheduler.crds() if kai else ())]

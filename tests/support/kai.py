@@ -1,0 +1,26 @@
+"""KAI queues for tests: a department and queues under it (KAI schedules only from a queue
+with a parent), created once per API server and kept (several tests share them)."""
+
+from __future__ import annotations
+
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_localcluster.kai import QUEUES_PATH, queue
+from gangway_runtime.kube import Kube, KubeError
+
+DEPARTMENT = "gangway-tests"
+
+
+async def ensure_queue(api: ApiClient, name: str, gpu_limit: float = -1) -> str:
+    """Queue ``name`` under the tests' department; ``gpu_limit`` caps the GPUs its running
+    gangs may hold (its quota too). Returns ``name``."""
+    for manifest in (
+        queue(DEPARTMENT),
+        queue(name, parent=DEPARTMENT, gpu_quota=gpu_limit, gpu_limit=gpu_limit),
+    ):
+        try:
+            await Kube(api).request("POST", QUEUES_PATH, body=manifest)
+        except KubeError as exc:
+            if exc.status != 409:
+                raise
+    return name
