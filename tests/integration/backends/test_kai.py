@@ -73,7 +73,6 @@ EXPECTED_SPEC = {
         },
         {
             "name": "llama-disagg-0-prefill-0",
-            "minSubGroup": 2,
             "topologyConstraint": {
                 "topology": "datacenter",
                 "requiredTopologyLevel": "example.com/block",

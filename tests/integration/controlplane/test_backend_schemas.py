@@ -24,7 +24,7 @@ def kai_podgroup(min_member: int) -> dict[str, Any]:
             "priorityClassName": "inference-high",
             "subGroups": [
                 {"name": "router", "minMember": 2},
-                {"name": "prefill", "minSubGroup": 2},
+                {"name": "prefill"},  # inner: all its children (KAI v0.12 has no minSubGroup)
                 {"name": "pleader", "minMember": 1, "parent": "prefill"},
                 {"name": "pworker", "minMember": 2, "parent": "prefill"},
             ],

@@ -104,7 +104,6 @@ def spec_of(**kwargs: Any) -> dict[str, Any]:
                     {"name": "pcs-0-worker", "minMember": 3, "parent": "pcs-0-sg-0"},
                     {
                         "name": "pcs-0-sg-0",
-                        "minSubGroup": 1,
                         "topologyConstraint": {
                             "topology": "dc-1",
                             "requiredTopologyLevel": "example.com/rack",

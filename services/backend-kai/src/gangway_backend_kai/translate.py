@@ -4,6 +4,10 @@ The PodGroup (``scheduling.run.ai/v2alpha2``) is named like the PodGang: ``minMe
 sum of the podgroups' minReplicas, one leaf subgroup per podgroup, and one inner subgroup per
 topologyConstraintGroupConfig (a scaling-group replica packed together) as the parent of its
 leaves. Pods join it by annotation and subgroup label.
+
+Written for KAI v0.12.0, the release built here, and read the same by later ones: an inner
+subgroup carries no ``minSubGroup`` (v0.12's CRD has no such field and would drop it), which
+in every release means all its children are needed, as Gangway wants.
 """
 
 from __future__ import annotations
@@ -168,7 +172,6 @@ def podgroup(podgang: PodGang, queue: str) -> Manifest:
         _subgroup(
             config.name,
             f"spec.topologyConstraintGroupConfigs[{i}].name",
-            minSubGroup=len(config.pod_group_names),
             topologyConstraint=_topology(
                 config.topology_constraint,
                 topology,
