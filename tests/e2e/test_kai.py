@@ -1,0 +1,276 @@
+"""KAI's real scheduler and binder place what backend-kai writes, on kwok nodes: a gang binds
+whole or not at all, each subgroup's minimum holds, a queue's limit makes a second gang wait
+whole, required rack packing keeps a gang in one rack while preferred packing gives way, and a
+PodGang's priority class reaches KAI. No pod is bound by hand; the only pods bound by another
+scheduler are kube-scheduler's fillers that take room away."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import partial
+from typing import Any
+
+import pytest
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_backend_kai.translate import PODGROUPS, QUEUE_LABEL
+from gangway_contracts import labels
+from gangway_localcluster.nodes import HOSTNAME_LABEL, TOPOLOGY_LABELS
+from gangway_runtime.kube import Kube
+from gangway_runtime.status import PODCLIQUESETS
+from tests.e2e.conftest import Nodes
+from tests.support.admission import create
+from tests.support.backends import live
+from tests.support.kai import ensure_queue
+from tests.support.kube import server_side_apply
+from tests.support.manifests import on_scheduler
+from tests.support.podgang import gated, podgangs, pods, workload
+from tests.support.store import eventually
+
+CONFIG = {"profiles": [{"name": "kai-scheduler", "default": True}]}
+QUEUE = "e2e-kai"
+# Long enough for KAI (a cycle a second) to have tried a gang, and kwok to run it.
+PLACED_WITHIN = 60.0
+# How long a gang that must not be placed is watched staying unplaced.
+UNPLACED_FOR = 8.0
+TOPOLOGY = "kwok-racks"
+
+
+def clique(name: str, replicas: int, min_available: int, gpus: int) -> dict[str, Any]:
+    template = workload("unused", "unused")["spec"]["template"]["cliques"][0]
+    found: dict[str, Any] = copy.deepcopy(template)
+    found["name"] = found["spec"]["roleName"] = name
+    found["spec"]["replicas"], found["spec"]["minAvailable"] = replicas, min_available
+    for container in found["spec"]["podSpec"]["containers"]:
+        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    return found
+
+
+def gpu_workload(
+    namespace: str, name: str, nodes: Nodes, *cliques: dict[str, Any], queue: str = QUEUE
+) -> dict[str, Any]:
+    """A PodCliqueSet of ``cliques`` on kai-scheduler in ``queue``, on this test's nodes."""
+    pcs = workload(namespace, name)
+    pcs["metadata"]["labels"][QUEUE_LABEL] = queue
+    test_label = pcs["spec"]["template"]["cliques"][0]["labels"]
+    pcs["spec"]["template"]["cliques"] = [{**c, "labels": dict(test_label)} for c in cliques]
+    return nodes.pin(on_scheduler(pcs, "kai-scheduler"))
+
+
+def ungated(count: int) -> Any:
+    return lambda found: len(found) == count and not any(map(gated, found.values()))
+
+
+def bound_by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for pod in found.values():
+        clique = pod["metadata"]["labels"][labels.PODCLIQUE]
+        counts[clique] = counts.get(clique, 0) + bool(pod["spec"].get("nodeName"))
+    return counts
+
+
+def bound(found: dict[str, dict[str, Any]]) -> int:
+    return sum(bound_by_clique(found).values())
+
+
+def running(found: dict[str, dict[str, Any]]) -> int:
+    return sum(p.get("status", {}).get("phase") == "Running" for p in found.values())
+
+
+async def stays_unbound(api: ApiClient, namespace: str, prefix: str = "") -> None:
+    """Over UNPLACED_FOR seconds of KAI cycles, no pod (of gang ``prefix``) gets a node."""
+    with pytest.raises(AssertionError, match="not reached"):
+        await eventually(
+            partial(pods, api, namespace),
+            lambda f: any(n.startswith(prefix) for n, p in f.items() if p["spec"].get("nodeName")),
+            UNPLACED_FOR,
+        )
+
+
+@pytest.fixture
+async def queue(api: ApiClient) -> str:
+    return await ensure_queue(api, QUEUE)
+
+
+async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
+    api: ApiClient, namespace: str, nodes: Nodes, queue: str
+) -> None:
+    await nodes.add(3, gpus=4)
+    pcs = gpu_workload(namespace, "trainer", nodes, clique("worker", 4, 4, gpus=4))
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), ungated(4))
+    await stays_unbound(api, namespace)  # three 4-GPU nodes for four 4-GPU pods: none
+    await nodes.add(1, gpus=4)
+    await eventually(partial(pods, api, namespace), lambda f: running(f) == 4, PLACED_WITHIN)
+    gangs = await eventually(
+        partial(podgangs, api, namespace),
+        lambda g: g["trainer-0"].get("status", {}).get("phase") == "Running",
+    )
+    assert gangs["trainer-0"]["status"]["phase"] == "Running"
+
+
+async def test_each_subgroup_gets_its_own_minimum(
+    api: ApiClient, namespace: str, nodes: Nodes, queue: str
+) -> None:
+    """Room for three pods: the gang's minMember (3) alone would allow three leaders, but
+    each podgroup is a KAI subgroup with its own minimum: one leader and two workers."""
+    await nodes.add(3, gpus=4)
+    pcs = gpu_workload(
+        namespace,
+        "split",
+        nodes,
+        clique("leader", 3, 1, gpus=4),
+        clique("worker", 2, 2, gpus=4),
+    )
+    await server_side_apply(api, pcs, namespace)
+    found = await eventually(partial(pods, api, namespace), lambda f: bound(f) == 3, PLACED_WITHIN)
+    assert bound_by_clique(found) == {"split-0-leader": 1, "split-0-worker": 2}
+    group = await Kube(api).read(PODGROUPS, namespace, "split-0")
+    assert group is not None
+    minimums = {s["name"]: s["minMember"] for s in group["spec"]["subGroups"]}
+    assert minimums == {"split-0-leader": 1, "split-0-worker": 2}
+
+
+async def test_a_queue_with_room_for_one_gang_keeps_the_second_waiting_whole(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    small = await ensure_queue(api, "e2e-kai-one-gang", gpu_limit=8)
+    await nodes.add(4, gpus=4)  # room for both gangs on the nodes: the queue is the limit
+    first = gpu_workload(namespace, "first", nodes, clique("w", 2, 2, gpus=4), queue=small)
+    await server_side_apply(api, first, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: running(f) == 2, PLACED_WITHIN)
+    second = gpu_workload(namespace, "second", nodes, clique("w", 2, 2, gpus=4), queue=small)
+    await server_side_apply(api, second, namespace)
+    await eventually(partial(pods, api, namespace), ungated(4))
+    await stays_unbound(api, namespace, "second-")
+
+    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, "first"))
+    found = await eventually(
+        partial(pods, api, namespace),
+        lambda f: set(f) == {"second-0-w-0", "second-0-w-1"} and running(f) == 2,
+        PLACED_WITHIN,
+    )
+    assert bound(found) == 2
+
+
+async def test_a_queue_that_does_not_exist_is_refused_at_admission(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    pcs = gpu_workload(namespace, "lost", nodes, clique("w", 1, 1, gpus=1), queue="no-such")
+    refused = await create(api, pcs, namespace)
+    assert 'KAI Queue "no-such" does not exist in the cluster' in refused, refused
+    assert f"metadata.labels[{QUEUE_LABEL}]" in refused
+
+
+async def topology(api: ApiClient) -> None:
+    """A ClusterTopologyBinding Gangway resolves pack levels with, and KAI's Topology of the
+    same name over the same node labels (the ones kwok's nodes carry)."""
+    levels = [(domain, key) for domain, key in TOPOLOGY_LABELS.items() if key != HOSTNAME_LABEL]
+    binding = {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "ClusterTopologyBinding",
+        "metadata": {"name": TOPOLOGY},
+        "spec": {"levels": [{"domain": d, "key": k} for d, k in levels]},
+    }
+    kai_topology = {
+        "apiVersion": "kai.scheduler/v1alpha1",
+        "kind": "Topology",
+        "metadata": {"name": TOPOLOGY},
+        "spec": {"levels": [{"nodeLabel": k} for _, k in levels]},
+    }
+    for manifest in (binding, kai_topology):
+        await server_side_apply(api, manifest, "")
+
+
+def packed(pcs: dict[str, Any], **pack: str) -> dict[str, Any]:
+    pcs["spec"]["template"]["topologyConstraint"] = {"topologyName": TOPOLOGY, "pack": pack}
+    return pcs
+
+
+async def racks_of(api: ApiClient, found: dict[str, dict[str, Any]]) -> set[str]:
+    kube = Kube(api)
+    racks = set()
+    for pod in found.values():
+        node = await kube.request("GET", f"/api/v1/nodes/{pod['spec']['nodeName']}")
+        racks.add(json.loads(node)["metadata"]["labels"][TOPOLOGY_LABELS["rack"]])
+    return racks
+
+
+async def test_required_rack_packing_keeps_the_gang_in_one_rack(
+    api: ApiClient, namespace: str, nodes: Nodes, queue: str
+) -> None:
+    """Two racks of four nodes; two nodes of the first rack are taken, so a gang of four
+    whole nodes fits only in the second. Without the constraint KAI would use the room
+    left in the first rack too."""
+    await topology(api)
+    names = await nodes.add(8, gpus=4)
+    # kube-scheduler places a whole-node filler on each of the first rack's first two.
+    for i, node in enumerate(names[:2]):
+        filler = gpu_workload(namespace, f"filler{i}", nodes, clique("f", 1, 1, gpus=4))
+        filler["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["nodeSelector"] = {
+            HOSTNAME_LABEL: node
+        }
+        await server_side_apply(api, on_scheduler(filler, "default-scheduler"), namespace)
+    await eventually(partial(pods, api, namespace), lambda f: running(f) == 2, PLACED_WITHIN)
+
+    pcs = packed(
+        gpu_workload(namespace, "packed", nodes, clique("w", 4, 4, gpus=4)), required="rack"
+    )
+    await server_side_apply(api, pcs, namespace)
+    found = await eventually(
+        partial(pods, api, namespace),
+        lambda f: running({n: p for n, p in f.items() if n.startswith("packed-")}) == 4,
+        PLACED_WITHIN,
+    )
+    gang = {n: p for n, p in found.items() if n.startswith("packed-")}
+    assert await racks_of(api, gang) == {"rack-1"}
+
+
+async def test_preferred_rack_packing_gives_way_when_no_rack_holds_the_gang(
+    api: ApiClient, namespace: str, nodes: Nodes, queue: str
+) -> None:
+    await topology(api)
+    await nodes.add(8, gpus=4)  # racks of four nodes; the gang needs six
+    pcs = packed(
+        gpu_workload(namespace, "spread", nodes, clique("w", 6, 6, gpus=4)), preferred="rack"
+    )
+    await server_side_apply(api, pcs, namespace)
+    found = await eventually(
+        partial(pods, api, namespace), lambda f: running(f) == 6, PLACED_WITHIN
+    )
+    assert len(await racks_of(api, found)) == 2
+
+
+async def test_the_priority_class_reaches_kai(
+    api: ApiClient, namespace: str, nodes: Nodes, queue: str
+) -> None:
+    """The PodGang's priorityClassName is the PodGroup's, and KAI schedules by it: with room
+    for one gang, the higher-priority gang submitted second is the one that runs."""
+    for name, value in (("e2e-kai-low", 10), ("e2e-kai-high", 1000)):
+        priority = {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        }
+        await server_side_apply(api, priority, "")
+    await nodes.add(2, gpus=4)
+    low = gpu_workload(namespace, "low", nodes, clique("w", 2, 2, gpus=4))
+    low["spec"]["template"]["priorityClassName"] = "e2e-kai-low"
+    high = gpu_workload(namespace, "high", nodes, clique("w", 2, 2, gpus=4))
+    high["spec"]["template"]["priorityClassName"] = "e2e-kai-high"
+    await server_side_apply(api, low, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: running(f) == 2, PLACED_WITHIN)
+    await server_side_apply(api, high, namespace)
+    podgroup: dict[str, Any] = {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup"}
+    podgroup["metadata"] = {"name": "high-0"}
+    group = await eventually(partial(live, api, podgroup, namespace), bool, PLACED_WITHIN)
+    assert group["spec"]["priorityClassName"] == "e2e-kai-high"
+
+    def high_runs_low_waits(found: dict[str, dict[str, Any]]) -> bool:
+        on_nodes = {n for n, p in found.items() if p["spec"].get("nodeName")}
+        return on_nodes == {"high-0-w-0", "high-0-w-1"} and running(found) == 2
+
+    # KAI preempts the low gang (preemptible: priority below 100) for the high one.
+    await eventually(partial(pods, api, namespace), high_runs_low_waits, PLACED_WITHIN)
