@@ -1,0 +1,85 @@
+"""A clone needs nothing beside it: every CRD the suite, ``gangway up`` and the benchmark load
+comes from the checkout or a module download, and the pinned upstream copies are what
+third_party/README.md says they are."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.paths import REPO, UPSTREAM_GROVE_CRDS
+
+# Runs every CRD-loading path in a fresh interpreter that refuses to open any file beside
+# the checkout (under its parent folder but not in it): where ../shared used to be read.
+LOAD_EVERY_CRD = """
+import sys
+from pathlib import Path
+
+import yaml
+
+repo = Path(sys.argv[1]).resolve()
+beside = repo.parent
+
+
+def refuse_beside(event, args):
+    if event == "open" and isinstance(args[0], (str, Path)):
+        path = Path(args[0]).resolve()
+        if path.is_relative_to(beside) and not path.is_relative_to(repo):
+            raise PermissionError(f"read beside the checkout: {path}")
+
+
+sys.addaudithook(refuse_beside)
+from gangway_localcluster.crds import crd_files, gangway_crds
+from tests.support.paths import UPSTREAM_GROVE_CRDS
+
+paths = [*crd_files(kai=True), *gangway_crds(), *sorted(UPSTREAM_GROVE_CRDS.glob("*.yaml"))]
+kinds = set()
+for path in paths:
+    for doc in yaml.safe_load_all(path.read_text()):
+        kinds.add(doc["spec"]["names"]["kind"])
+print(" ".join(sorted(kinds)))
+"""
+
+
+def test_every_crd_loads_with_nothing_beside_the_checkout() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_EVERY_CRD, str(REPO)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    kinds = set(done.stdout.split())
+    assert {"PodCliqueSet", "PodGang", "ClusterTopologyBinding"} <= kinds
+    assert {"PodGroup", "Queue", "BindRequest", "Topology"} <= kinds  # KAI's, from its module
+
+
+def test_no_source_names_a_folder_beside_the_checkout() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    beside = re.compile(r"\.\./shared|REPO\.parent|parents\[\d\]\s*/\s*\"shared\"")
+    offenders = [
+        name
+        for name in tracked
+        if name.endswith((".py", ".sh", ".toml", "Makefile", ".yaml", ".cfg"))
+        and beside.search((REPO / name).read_text(errors="replace"))
+        and name != "tests/unit/test_self_contained.py"
+    ]
+    assert offenders == []
+
+
+def git_blob_id(path: Path) -> str:
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def test_pinned_grove_crds_are_the_upstream_files_named_in_the_readme() -> None:
+    readme = (REPO / "third_party" / "README.md").read_text()
+    listed = dict(re.findall(r"^\| (\S+\.yaml) \| \S+ \| ([0-9a-f]{40}) \|$", readme, re.M))
+    on_disk = {p.name: git_blob_id(p) for p in UPSTREAM_GROVE_CRDS.glob("*.yaml")}
+    assert on_disk == listed
