@@ -25,7 +25,7 @@ from tests.support.backends import live
 from tests.support.kai import ensure_queue
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import gated, podgangs, pods, workload
+from tests.support.podgang import condition, gated, podgangs, pods, workload
 from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": "kai-scheduler", "default": True}]}
@@ -101,6 +101,13 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     await server_side_apply(api, pcs, namespace)
     await eventually(partial(pods, api, namespace), ungated(4))
     await stays_unbound(api, namespace)  # three 4-GPU nodes for four 4-GPU pods: none
+    # KAI's own verdict, from its pods' PodScheduled condition onto the PodGang.
+    unplaced = await eventually(
+        partial(podgangs, api, namespace),
+        lambda g: condition(g["trainer-0"], labels.SCHEDULED).get("reason") == "Unschedulable",
+    )
+    verdict = condition(unplaced["trainer-0"], labels.SCHEDULED)
+    assert verdict["status"] == "False" and verdict["message"], verdict
     await nodes.add(1, gpus=4)
     await eventually(partial(pods, api, namespace), lambda f: running(f) == 4, PLACED_WITHIN)
     gangs = await eventually(

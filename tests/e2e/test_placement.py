@@ -4,14 +4,18 @@ scheduled, and a workload nothing can hold says why. No pod is bound by hand."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
 from gangway_runtime.kube import Kube
-from tests.e2e.conftest import Nodes
+from tests.e2e.conftest import Nodes, Up
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.podgang import condition, gated, podgangs, pods, workload
@@ -188,3 +192,26 @@ async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(
         [("fieldSelector", "reason=FailedScheduling")],
     )
     assert b"example.com/fpga" in listed
+
+
+async def test_the_demo_fails_naming_the_sample_admission_refused(
+    namespace: str, up: Up, api: ApiClient
+) -> None:
+    """This module's ``up`` enables only default-scheduler: the demo's KAI sample is refused
+    at admission, and the demo says which and why, and exits non-zero."""
+    process = await asyncio.create_subprocess_exec(
+        Path(sys.executable).parent / "gangway",
+        "demo",
+        f"--namespace={namespace}",
+        "--timeout=5",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env={**os.environ, "KUBECONFIG": up.env["KUBECONFIG"]},
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), 60)
+    text = out.decode()
+    assert process.returncode == 1, text
+    [refused] = [line for line in text.splitlines() if "refused:" in line]
+    assert refused.startswith("demo-inference"), text
+    assert '"kai-scheduler" is not an enabled scheduler backend' in refused, text
+    assert "not done: 1 of 3 refused (demo-inference)" in text

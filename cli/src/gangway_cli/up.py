@@ -164,6 +164,9 @@ def run(args: argparse.Namespace) -> int:
         except APIError as exc:  # the API server refused a node as described by the flags
             print(f"up: the local nodes (--node-cpu, --node-memory): {exc}", file=sys.stderr)
             return 2
+        except (RuntimeError, TimeoutError) as exc:  # a build, or a server that did not start
+            print(f"up: the local cluster did not start: {exc}", file=sys.stderr)
+            return 1
         kubeconfig = local.cp.kubeconfig if local else args.kubeconfig.resolve()
         try:
             found = asyncio.run(cluster.prepare(kubeconfig, _gangway_crds()))
