@@ -107,7 +107,8 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
         lambda g: condition(g["trainer-0"], labels.SCHEDULED).get("reason") == "Unschedulable",
     )
     verdict = condition(unplaced["trainer-0"], labels.SCHEDULED)
-    assert verdict["status"] == "False" and verdict["message"], verdict
+    assert verdict["status"] == "False", verdict
+    assert verdict["message"], verdict
     await nodes.add(1, gpus=4)
     await eventually(partial(pods, api, namespace), lambda f: running(f) == 4, PLACED_WITHIN)
     gangs = await eventually(

@@ -135,20 +135,30 @@ def node_pool(args: argparse.Namespace) -> NodePool:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def _misuse(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments, before anything starts."""
     if args.webhook_host and args.kubeconfig is None:
-        print("up: --webhook-host goes with --kubeconfig", file=sys.stderr)
-        return 2
+        return "--webhook-host goes with --kubeconfig"
     if args.kubeconfig is not None and args.nodes is not None:
-        print("up: --nodes is for the local cluster; not with --kubeconfig", file=sys.stderr)
+        return "--nodes is for the local cluster; not with --kubeconfig"
+    if args.config is not None:
+        try:
+            load_operator_config(args.config.read_text())
+        except (OSError, FieldErrors) as exc:
+            return f"--config {args.config}: {exc}"
+    return None
+
+
+def _runs_kai(config: Path | None) -> bool:
+    """KAI runs here unless a configuration leaves its profile out (the default enables it)."""
+    return config is None or KAI_SCHEDULER in load_operator_config(config.read_text()).enabled
+
+
+def run(args: argparse.Namespace) -> int:
+    if problem := _misuse(args):
+        print(f"up: {problem}", file=sys.stderr)
         return 2
-    try:
-        given = load_operator_config(args.config.read_text()) if args.config else None
-    except (OSError, FieldErrors) as exc:
-        print(f"up: --config {args.config}: {exc}", file=sys.stderr)
-        return 2
-    # KAI runs here unless a configuration leaves its profile out (the default enables it).
-    kai = given is None or KAI_SCHEDULER in given.enabled
+    kai = _runs_kai(args.config)
     say = partial(print, flush=True)
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
