@@ -421,6 +421,8 @@ def _config_file(given: Path | None, found: cluster.Found, workdir: Path) -> Pat
 
 
 def _wait_for_interrupt() -> None:
+    """Until Ctrl-C or SIGTERM. SIGINT gets a handler of its own: a process started in the
+    background by a non-interactive shell inherits SIGINT ignored, and would never stop."""
     stop = False
 
     def handler(signum: int, frame: object) -> None:
@@ -428,8 +430,6 @@ def _wait_for_interrupt() -> None:
         stop = True
 
     signal.signal(signal.SIGTERM, handler)
-    try:
-        while not stop:
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+    signal.signal(signal.SIGINT, handler)
+    while not stop:
+        time.sleep(0.5)
