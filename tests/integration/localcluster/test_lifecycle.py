@@ -15,8 +15,11 @@ import pytest
 from gangway_localcluster import build
 
 # A stand-in for a test run or `gangway up`: starts everything, reports, then waits.
+# Ctrl-C as a terminal would deliver it, even when this suite runs in the background (where
+# a non-interactive shell leaves SIGINT ignored for every child).
 SCRIPT = """
-import json, os, sys, time
+import json, os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster import processes
