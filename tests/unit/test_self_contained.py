@@ -10,28 +10,31 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gangway_localcluster.build import cache_root
 from tests.support.paths import REPO, UPSTREAM_GROVE_CRDS
 
-# Runs every CRD-loading path in a fresh interpreter that refuses to open any file beside
-# the checkout (under its parent folder but not in it): where ../shared used to be read.
+# Runs every CRD-loading path in a fresh interpreter that opens files only from the
+# checkout, Gangway's cache, the Go module cache, Python's own installation and the system:
+# anything else (../shared, where CRDs used to come from) raises.
 LOAD_EVERY_CRD = """
 import sys
 from pathlib import Path
 
 import yaml
 
-repo = Path(sys.argv[1]).resolve()
-beside = repo.parent
+allowed = [Path(p).resolve() for p in sys.argv[1:]]
+allowed += [Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
+allowed += [Path(p) for p in ("/dev", "/proc", "/sys", "/etc", "/usr")]
 
 
-def refuse_beside(event, args):
+def only_allowed(event, args):
     if event == "open" and isinstance(args[0], (str, Path)):
         path = Path(args[0]).resolve()
-        if path.is_relative_to(beside) and not path.is_relative_to(repo):
-            raise PermissionError(f"read beside the checkout: {path}")
+        if not any(path.is_relative_to(root) for root in allowed):
+            raise PermissionError(f"read outside the checkout and the caches: {path}")
 
 
-sys.addaudithook(refuse_beside)
+sys.addaudithook(only_allowed)
 from gangway_localcluster.crds import crd_files, gangway_crds
 from tests.support.paths import UPSTREAM_GROVE_CRDS
 
@@ -44,9 +47,12 @@ print(" ".join(sorted(kinds)))
 """
 
 
-def test_every_crd_loads_with_nothing_beside_the_checkout() -> None:
+def test_every_crd_loads_from_the_checkout_or_a_download() -> None:
+    module_cache = subprocess.run(
+        ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     done = subprocess.run(
-        [sys.executable, "-c", LOAD_EVERY_CRD, str(REPO)],
+        [sys.executable, "-c", LOAD_EVERY_CRD, str(REPO), str(cache_root()), module_cache],
         cwd=REPO,
         capture_output=True,
         text=True,
