@@ -1,6 +1,7 @@
 """KAI's real scheduler and binder place what backend-kai writes, on kwok nodes: a gang binds
 whole or not at all, each subgroup's minimum holds, a queue's limit makes a second gang wait
-whole, required rack packing keeps a gang in one rack while preferred packing gives way, and a
+whole, required rack packing keeps a gang in one rack (by the KAI Topology backend-kai makes
+from a ClusterTopologyBinding) while preferred packing gives way, and a
 PodGang's priority class reaches KAI. No pod is bound by hand; the only pods bound by another
 scheduler are kube-scheduler's fillers that take room away."""
 
@@ -14,9 +15,15 @@ from typing import Any
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 
-from gangway_backend_kai.translate import PODGROUPS, QUEUE_LABEL
+from gangway_backend_kai.translate import PODGROUPS, QUEUE_LABEL, TOPOLOGIES
 from gangway_contracts import labels
-from gangway_localcluster.nodes import HOSTNAME_LABEL, TOPOLOGY_LABELS
+from gangway_localcluster.nodes import (
+    BLOCK_LABEL,
+    HOSTNAME_LABEL,
+    RACK_LABEL,
+    TOPOLOGY_LABELS,
+    ZONE_LABEL,
+)
 from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
@@ -172,8 +179,8 @@ async def test_a_queue_that_does_not_exist_is_refused_at_admission(
 
 
 async def topology(api: ApiClient) -> None:
-    """A ClusterTopologyBinding Gangway resolves pack levels with, and KAI's Topology of the
-    same name over the same node labels (the ones kwok's nodes carry)."""
+    """A ClusterTopologyBinding over the node labels kwok's nodes carry. backend-kai makes
+    KAI's Topology of the same name from it (checked once a packed gang runs)."""
     levels = [(domain, key) for domain, key in TOPOLOGY_LABELS.items() if key != HOSTNAME_LABEL]
     binding = {
         "apiVersion": "grove.io/v1alpha1",
@@ -181,14 +188,14 @@ async def topology(api: ApiClient) -> None:
         "metadata": {"name": TOPOLOGY},
         "spec": {"levels": [{"domain": d, "key": k} for d, k in levels]},
     }
-    kai_topology = {
-        "apiVersion": "kai.scheduler/v1alpha1",
-        "kind": "Topology",
-        "metadata": {"name": TOPOLOGY},
-        "spec": {"levels": [{"nodeLabel": k} for _, k in levels]},
-    }
-    for manifest in (binding, kai_topology):
-        await server_side_apply(api, manifest, "")
+    await server_side_apply(api, binding, "")
+
+
+async def kai_topology_levels(api: ApiClient) -> list[str]:
+    made = await Kube(api).read(TOPOLOGIES, "", TOPOLOGY)
+    assert made is not None
+    assert made["metadata"]["ownerReferences"][0]["kind"] == "ClusterTopologyBinding"
+    return [level["nodeLabel"] for level in made["spec"]["levels"]]
 
 
 def packed(pcs: dict[str, Any], **pack: str) -> dict[str, Any]:
@@ -233,6 +240,7 @@ async def test_required_rack_packing_keeps_the_gang_in_one_rack(
     )
     gang = {n: p for n, p in found.items() if n.startswith("packed-")}
     assert await racks_of(api, gang) == {"rack-1"}
+    assert await kai_topology_levels(api) == [ZONE_LABEL, BLOCK_LABEL, RACK_LABEL]
 
 
 async def test_preferred_rack_packing_gives_way_when_no_rack_holds_the_gang(

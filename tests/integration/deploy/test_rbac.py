@@ -44,6 +44,7 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
     "gangway-backend-kai": {
         "scheduling.run.ai/podgroups": WRITE,
         "scheduling.run.ai/queues": frozenset({"get"}),
+        "kai.scheduler/topologies": WRITE,
         "scheduler.grove.io/podgangs": frozenset({"patch"}),
         "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
         "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),

@@ -10,6 +10,8 @@ from gangway_backend_kai import translate
 from gangway_backend_kai.backend import KaiBackend
 from gangway_backendkit.protocol import SyncFailed
 from gangway_contracts import labels
+from gangway_contracts.codec import from_object
+from gangway_contracts.grove import ClusterTopologyBinding
 from gangway_contracts.rpc import (
     PodsPrepared,
     PreparePodsFailed,
@@ -241,3 +243,56 @@ def test_pods_of_another_gang_are_refused_with_their_fields() -> None:
         "pods[1].metadata.labels[grove.io/podgang]",
         "pods[1].metadata.labels[grove.io/podclique]",
     ]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "packed"),
+    [
+        ({}, False),
+        ({"topology": ZONE}, True),
+        ({"group_topology": {"pcs-0-worker": RACK}}, True),
+        (
+            {
+                "configs": [
+                    {"name": "sg", "podGroupNames": ["pcs-0-worker"], "topologyConstraint": RACK}
+                ]
+            },
+            True,
+        ),
+        ({"topology": {"packConstraint": {}}}, False),
+    ],
+)
+def test_packs_when_any_constraint_packs(kwargs: dict[str, Any], packed: bool) -> None:
+    assert translate.packs(podgang(("pcs-0-router", 2), ("pcs-0-worker", 3), **kwargs)) is packed
+
+
+def test_kai_topology_is_the_bindings_levels_in_order_owned_by_it() -> None:
+    binding = from_object(
+        {
+            "apiVersion": "grove.io/v1alpha1",
+            "kind": "ClusterTopologyBinding",
+            "metadata": {"name": "dc-1", "uid": "u-1"},
+            "spec": {
+                "levels": [
+                    {"domain": "zone", "key": "topology.kubernetes.io/zone"},
+                    {"domain": "rack", "key": "example.com/rack"},
+                    {"domain": "host", "key": "kubernetes.io/hostname"},
+                ]
+            },
+        },
+        ClusterTopologyBinding,
+    )
+    made = translate.kai_topology(binding)
+    assert (made["apiVersion"], made["kind"], made["metadata"]["name"]) == (
+        "kai.scheduler/v1alpha1",
+        "Topology",
+        "dc-1",
+    )
+    assert made["spec"]["levels"] == [
+        {"nodeLabel": "topology.kubernetes.io/zone"},
+        {"nodeLabel": "example.com/rack"},
+        {"nodeLabel": "kubernetes.io/hostname"},
+    ]
+    [owner] = made["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == ("ClusterTopologyBinding", "dc-1", "u-1")
+    assert made["metadata"]["labels"][labels.MANAGED_BY] == labels.MANAGED_BY_GANGWAY

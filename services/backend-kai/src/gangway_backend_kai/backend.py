@@ -1,18 +1,21 @@
-"""The kai-scheduler backend: one KAI PodGroup per PodGang, pods handed to KAI."""
+"""The kai-scheduler backend: one KAI PodGroup per PodGang, KAI's Topology from the
+ClusterTopologyBinding a packed PodGang names, pods handed to KAI."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from gangway_backend_kai import translate
-from gangway_backend_kai.translate import NAME, PODGROUPS, QUEUES
+from gangway_backend_kai.translate import NAME, PODGROUPS, QUEUES, TOPOLOGIES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
 from gangway_contracts import labels
 from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
@@ -20,6 +23,7 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
+from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime.service import CannotStart
 from gangway_runtime.status import PODGANGS
 
@@ -60,6 +64,7 @@ class KaiBackend:
                 raise RuntimeError(f"PodCliqueSet of {meta.namespace}/{meta.name} not seen yet")
             raise SyncFailed("QueueMissing", resolved.problem)
         await _mark_skip_podgrouper(ctx, podgang)
+        await _ensure_topology(ctx, podgang)
         desired = translate.podgroup(podgang, queue)
         change = await ensure(
             ctx.kube,
@@ -108,3 +113,29 @@ async def _mark_skip_podgrouper(ctx: BackendContext, podgang: PodGang) -> None:
     path = PODGANGS.path(meta.namespace, meta.name)
     patch = {"metadata": {"annotations": {translate.SKIP_PODGROUPER: "true"}}}
     await ctx.kube.request("PATCH", path, body=patch, content_type="application/merge-patch+json")
+
+
+async def _ensure_topology(ctx: BackendContext, podgang: PodGang) -> None:
+    """KAI packs by a Topology object; Grove describes the same levels in the
+    ClusterTopologyBinding the PodGang names. Make KAI's from the binding the store holds,
+    and replace it when the levels change (KAI's are immutable). A Topology of that name
+    that Gangway did not make is the cluster's own: left as it is."""
+    name = translate.topology_name(podgang)
+    if not name or not translate.packs(podgang):
+        return
+    record = await ctx.record(ObjectKey(Kind.CLUSTERTOPOLOGYBINDING, "", "", name))
+    if record is None or record.deleted:
+        return  # KAI then says the Topology is missing, on the pods and the PodGang
+    live = await ctx.kube.read(TOPOLOGIES, "", name)
+    if live is not None and live["metadata"].get("labels", {}).get(labels.MANAGED_BY) != (
+        labels.MANAGED_BY_GANGWAY
+    ):
+        return
+    binding = msgspec.json.decode(record.object, type=ClusterTopologyBinding)
+    await ensure(
+        ctx.kube,
+        TOPOLOGIES,
+        translate.kai_topology(binding),
+        field_manager=ctx.field_manager,
+        immutable_spec=True,
+    )

@@ -21,6 +21,7 @@ from gangway_backendkit.protocol import Manifest, SyncFailed
 from gangway_contracts import labels
 from gangway_contracts.errors import FieldError, not_dns_labels
 from gangway_contracts.grove import (
+    ClusterTopologyBinding,
     PodCliqueSet,
     PodGang,
     PodGangTopologyConstraint,
@@ -33,6 +34,7 @@ from gangway_runtime.kube import ApiResource
 NAME: Final = "kai-scheduler"
 PODGROUPS: Final = ApiResource("scheduling.run.ai", "v2alpha2", "podgroups")
 QUEUES: Final = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
+TOPOLOGIES: Final = ApiResource("kai.scheduler", "v1alpha1", "topologies", namespaced=False)
 
 QUEUE_LABEL: Final = "kai.scheduler/queue"
 NODE_POOL_LABEL: Final = "kai.scheduler/node-pool"
@@ -149,8 +151,7 @@ def _subgroup(name: str, field: str, **spec: Any) -> dict[str, Any]:
 def podgroup(podgang: PodGang, queue: str) -> Manifest:
     """The KAI PodGroup for a PodGang."""
     spec = podgang.spec
-    annotations = podgang.metadata.annotations
-    topology = annotations.get(labels.TOPOLOGY_NAME) or annotations.get(TOPOLOGY_ANNOTATION)
+    topology = topology_name(podgang)
     parents = {
         group: config.name
         for config in spec.topology_constraint_group_configs
@@ -197,6 +198,44 @@ def podgroup(podgang: PodGang, queue: str) -> Manifest:
         "kind": "PodGroup",
         "metadata": metadata,
         "spec": kai_spec,
+    }
+
+
+def topology_name(podgang: PodGang) -> str | None:
+    """The Topology the PodGang packs by: Grove's annotation, else KAI's own."""
+    annotations = podgang.metadata.annotations
+    return annotations.get(labels.TOPOLOGY_NAME) or annotations.get(TOPOLOGY_ANNOTATION)
+
+
+def packs(podgang: PodGang) -> bool:
+    """Whether any constraint of the PodGang (gang, podgroup, group config) packs pods."""
+    spec = podgang.spec
+    constraints = [
+        spec.topology_constraint,
+        *(group.topology_constraint for group in spec.podgroups),
+        *(config.topology_constraint for config in spec.topology_constraint_group_configs),
+    ]
+    return any(
+        c and c.pack_constraint and (c.pack_constraint.required or c.pack_constraint.preferred)
+        for c in constraints
+    )
+
+
+def kai_topology(binding: ClusterTopologyBinding) -> Manifest:
+    """KAI's Topology for a ClusterTopologyBinding: the same name, its node-label keys as
+    levels in its order (both list the broadest first), owned by the binding so that it goes
+    with it."""
+    meta = binding.metadata
+    owner = {"apiVersion": binding.api_version, "kind": binding.kind, "name": meta.name}
+    return {
+        "apiVersion": TOPOLOGIES.api_version,
+        "kind": "Topology",
+        "metadata": {
+            "name": meta.name,
+            "labels": {labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY},
+            "ownerReferences": [{**owner, "uid": meta.uid}],
+        },
+        "spec": {"levels": [{"nodeLabel": level.key} for level in binding.spec.levels]},
     }
 
 
