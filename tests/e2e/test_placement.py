@@ -11,9 +11,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
+from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes, Up
 from tests.support.backends import live
@@ -99,8 +101,12 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
 
 
 async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
-    api: ApiClient, namespace: str, nodes: Nodes
+    api: ApiClient, namespace: str, nodes: Nodes, e2e_cluster: ControlPlane
 ) -> None:
+    if e2e_cluster.binaries.minor < 36:
+        # Kubernetes 1.35's alpha gang scheduling holds a partly reserved gang at Permit for
+        # up to 300 s: two gangs racing for room for one may both wait that long, then retry.
+        pytest.skip("Kubernetes 1.35: racing gangs may deadlock until the 300 s Permit timeout")
     await nodes.add(4, gpus=4)
     pcs = gpu_workload(namespace, "trainer", nodes, 4, 4, replicas=2)
     await server_side_apply(api, pcs, namespace)
