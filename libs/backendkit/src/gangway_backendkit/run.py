@@ -16,6 +16,7 @@ from gangway_backendkit.worker import PodGangWorker
 from gangway_runtime.kube import Kube
 from gangway_runtime.service import connections
 from gangway_runtime.service import run as run_service
+from gangway_runtime.settings import load_settings
 
 
 async def serve(
@@ -55,5 +56,5 @@ async def _main(backend: Backend, settings: BackendSettings) -> None:
 
 
 def run(backend: Backend, settings: BackendSettings | None = None) -> None:
-    settings = settings or BackendSettings()
+    settings = settings or load_settings(BackendSettings)
     run_service(partial(_main, backend, settings), settings.log_level)

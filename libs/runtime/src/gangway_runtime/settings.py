@@ -7,10 +7,11 @@ settings use ``__``: ``GANGWAY_STREAMS__REPLICAS=3``.
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
@@ -48,11 +49,16 @@ class ServiceSettings(BaseSettings):
     kubeconfig: Path | None = None
     http_host: str = "0.0.0.0"
     http_port: int = Field(default=8080, ge=0, le=65535)
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"  # any case: info, Info
     streams: StreamSettings = StreamSettings()
     # The operator configuration (scheduler profiles). Unset: default-scheduler alone,
     # without gang scheduling.
     config_file: Path | None = None
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
 
     @property
     def subjects(self) -> Subjects:
@@ -62,6 +68,21 @@ class ServiceSettings(BaseSettings):
         if self.config_file is None:
             return parse_scheduler_config(None)
         return load_operator_config(self.config_file.read_text())
+
+
+Settings = TypeVar("Settings", bound=ServiceSettings)
+
+
+def load_settings(kind: type[Settings]) -> Settings:
+    """A service's settings from the environment. A bad value ends the process with one line
+    per problem, naming the variable and why, and exit code 2: never a traceback."""
+    try:
+        return kind()
+    except ValidationError as exc:
+        for error in exc.errors():
+            variable = "GANGWAY_" + "__".join(str(part) for part in error["loc"]).upper()
+            print(f"{variable}: {error['msg']}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def configure_logging(level: str) -> None:

@@ -8,6 +8,7 @@ from functools import partial
 from gangway_admission.service import NAME, serve
 from gangway_admission.settings import AdmissionSettings
 from gangway_runtime.service import connections, run
+from gangway_runtime.settings import load_settings
 
 
 async def main(settings: AdmissionSettings) -> None:
@@ -18,5 +19,5 @@ async def main(settings: AdmissionSettings) -> None:
 
 
 if __name__ == "__main__":
-    settings = AdmissionSettings()  # the certificate paths are required: GANGWAY_TLS_*
+    settings = load_settings(AdmissionSettings)  # the certificate paths are required: GANGWAY_TLS_*
     run(partial(main, settings), settings.log_level)

@@ -8,6 +8,7 @@ from functools import partial
 from gangway_podgang.service import NAME, serve
 from gangway_podgang.settings import PodgangSettings
 from gangway_runtime.service import connections, run
+from gangway_runtime.settings import load_settings
 
 
 async def main(settings: PodgangSettings) -> None:
@@ -18,5 +19,5 @@ async def main(settings: PodgangSettings) -> None:
 
 
 if __name__ == "__main__":
-    settings = PodgangSettings()
+    settings = load_settings(PodgangSettings)
     run(partial(main, settings), settings.log_level)

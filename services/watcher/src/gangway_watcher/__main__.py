@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gangway_contracts.resources import mirrored_resources
 from gangway_runtime.service import connections, run
+from gangway_runtime.settings import load_settings
 from gangway_watcher.settings import WatcherSettings
 from gangway_watcher.watcher import Watcher
 
@@ -11,7 +12,7 @@ NAME = "watcher"
 
 
 async def main() -> None:
-    settings = WatcherSettings()
+    settings = load_settings(WatcherSettings)
     resources = mirrored_resources(settings.scheduler_config())
     async with connections(settings.subjects.service_name(NAME), settings) as conn:
         watcher = Watcher(conn.kube, conn.js, settings.subjects, resources, settings)
@@ -20,4 +21,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main, WatcherSettings().log_level)
+    run(main, load_settings(WatcherSettings).log_level)

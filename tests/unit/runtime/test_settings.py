@@ -1,0 +1,34 @@
+"""Service settings from the environment: levels in any case, and a bad value named, not a
+traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from gangway_runtime.settings import ServiceSettings
+
+
+@pytest.mark.parametrize("written", ["info", "Info", "INFO"])
+def test_log_level_in_any_case(written: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GANGWAY_LOG_LEVEL", written)
+    assert ServiceSettings().log_level == "INFO"
+
+
+@pytest.mark.parametrize("service", ["gangway_watcher", "gangway_podgang", "gangway_backend_kai"])
+def test_a_bad_setting_is_one_line_naming_the_variable(service: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", service],
+        env={"GANGWAY_LOG_LEVEL": "loud", "GANGWAY_STREAMS__REPLICAS": "9", "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr
+    assert any(line.startswith("GANGWAY_LOG_LEVEL: ") for line in lines), lines
+    assert any(line.startswith("GANGWAY_STREAMS__REPLICAS: ") for line in lines), lines
