@@ -132,7 +132,14 @@ def up(
         yield Up(env, log)
     finally:
         process.send_signal(signal.SIGINT)
-        code = process.wait(60)
+        try:
+            code = process.wait(60)
+        except subprocess.TimeoutExpired:  # never leave it running: its children die with it
+            process.kill()
+            process.wait()
+            raise AssertionError(
+                f"up ignored Ctrl-C for 60 s; killed:\n{log.read_text()}"
+            ) from None
     assert code == 0, log.read_text()
     assert "stopping…" in log.read_text()
     registration = WEBHOOK_CONFIGURATIONS.path(name=WEBHOOK_NAME)

@@ -165,7 +165,12 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGINT)
-        output, _ = await asyncio.wait_for(proc.communicate(), 60)
+        try:
+            output, _ = await asyncio.wait_for(proc.communicate(), 60)
+        except TimeoutError:  # never leave it running: its children die with it
+            proc.kill()
+            output, _ = await proc.communicate()
+            output = b"up ignored Ctrl-C for 60 s; killed\n" + output
     text = output.decode()
     assert await proc.wait() == 0, text
     for service in (

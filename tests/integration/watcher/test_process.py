@@ -73,5 +73,9 @@ async def test_watcher_process_serves_probes_and_stops_on_sigterm(
         assert get(f"http://127.0.0.1:{port}/healthz")[0] == 200
     finally:
         proc.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(proc.wait(), 20)
+        try:
+            code = await asyncio.wait_for(proc.wait(), 20)
+        except TimeoutError:  # never leave it running
+            proc.kill()
+            code = await proc.wait()
     assert code == 0, log.read_text()
