@@ -91,10 +91,18 @@ async def _write_secret(
     return True
 
 
+def new_nats_password() -> str:
+    """256 random bits nats-server can read from an environment variable. nats-server parses
+    the variable's value as a configuration value: a leading "-" makes it a malformed number
+    (1 in 64 of ``token_urlsafe``'s), so a letter, then hex digits."""
+    return "g" + secrets.token_hex(32)
+
+
 async def ensure_nats_passwords(
     kube: Kube, namespace: str, users: Iterable[str], secret: str = NATS_PASSWORDS_SECRET
 ) -> list[str]:
-    """Give every user without one a random password; return those users.
+    """Give every user without one (or with one nats-server cannot read) a random password;
+    return those users.
 
     The Secret's keys are the variables nats-server reads (``GANGWAY_NATS_PASSWORD_<USER>``),
     so the NATS pods take it whole (``envFrom``) and each service takes its own key.
@@ -103,10 +111,14 @@ async def ensure_nats_passwords(
     for _ in range(_ATTEMPTS):
         current = await kube.read(SECRETS, namespace, secret)
         have = (current or {}).get("data") or {}
-        missing = sorted(key for key in wanted if key not in have)
+        # An earlier generator's password starting with "-" never let nats-server start:
+        # replaced like a missing one.
+        missing = sorted(
+            key for key in wanted if key not in have or base64.b64decode(have[key]).startswith(b"-")
+        )
         if not missing:
             return []
-        data = {key: _b64(secrets.token_urlsafe(32).encode()) for key in missing}
+        data = {key: _b64(new_nats_password().encode()) for key in missing}
         body = _secret(secret, namespace, "Opaque", data)
         if await _write_secret(kube, namespace, current, body):
             return [wanted[key] for key in missing]

@@ -92,6 +92,20 @@ async def test_nats_passwords_are_made_once_and_kept(
         assert after is not None
         assert {k: after[k] for k in first} == first
 
+        # One an earlier generator made, which nats-server cannot read ("-…"), is replaced.
+        unreadable = password_variable(USERS[0])
+        dashed = base64.b64encode(b"-9VjEUjZJifpoRCZ1buP29").decode()
+        await client.CoreV1Api(api).patch_namespaced_secret(
+            NATS_PASSWORDS_SECRET, NAMESPACE, {"data": {unreadable: dashed}}
+        )
+        assert await ensure_nats_passwords(kube, NAMESPACE, more) == [USERS[0]]
+        fixed = await _secret(api, NATS_PASSWORDS_SECRET)
+        assert fixed is not None
+        assert not base64.b64decode(fixed[unreadable]).startswith(b"-")
+        assert {k: v for k, v in fixed.items() if k != unreadable} == {
+            k: v for k, v in after.items() if k != unreadable
+        }
+
 
 async def test_the_command_runs_in_its_own_process(
     api: ApiClient, kubeconfig_of: Callable[[str], Path]
