@@ -31,10 +31,10 @@ def run(args: argparse.Namespace) -> int:
         config = read_config(args.config)
         manifests = Manifests.read(args.file)
         pcs = manifests.only_podcliqueset(args.file)
+        plan = manifests.plan(pcs)
+        backend = config.backend_for(pcs)  # a scheduler the configuration does not enable
     except FieldErrors as exc:
         return print_errors(exc.errors)
-    plan = manifests.plan(pcs)
-    backend = config.backend_for(pcs)
     documents: list[dict[str, Any]] = []
     for gang in plan.gangs:
         documents.append(podgang_manifest(gang, pcs, backend, pod_references=True))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,7 @@ import yaml
 
 from gangway_cli.main import main
 from tests.support.manifests import fixture
-from tests.support.paths import FIXTURES
+from tests.support.paths import FIXTURES, REPO
 
 PCS = str(FIXTURES / "podcliquesets" / "disaggregated-inference.yaml")
 CONFIG = str(FIXTURES / "config" / "kai-default.yaml")
@@ -55,3 +57,31 @@ def test_invalid_manifest_names_the_field(
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err.strip() == "spec.replicas: Expected `int`, got `str`"
+
+
+def test_a_scheduler_the_configuration_does_not_enable_is_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The shipped KAI sample without --config: default-scheduler alone is enabled."""
+    assert main(["plan", str(REPO / "cli/src/gangway_cli/samples/kai-scheduler.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        'spec.template.cliques[0].spec.podSpec.schedulerName: "kai-scheduler" is not an '
+        "enabled scheduler backend (enabled: default-scheduler)"
+    ]
+
+
+def test_a_reader_that_stops_early_is_no_error() -> None:
+    """``gangway plan … | head -1``: the pipe closes under the output; exit 0, no traceback."""
+    done = subprocess.run(
+        f"set -o pipefail; {sys.executable} -m gangway_cli.main plan --pods --config {CONFIG} "
+        f"{REPO / 'tests/fixtures/podcliquesets/scaletest-1000.yaml'} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+        executable="/bin/bash",
+    )
+    assert done.stdout == "---\n"
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0
