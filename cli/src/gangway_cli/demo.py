@@ -233,7 +233,7 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> bool:
 def run(args: argparse.Namespace) -> int:
     try:
         done = asyncio.run(_demo(args, sys.stdout))
-    except (OSError, KubeError) as exc:
+    except (OSError, KubeError) as exc:  # a bad kubeconfig is an OSError (KubeconfigError)
         print(f"demo: {exc}", file=sys.stderr)
         return 1
     return 0 if done else 1

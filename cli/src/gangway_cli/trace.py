@@ -40,11 +40,22 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 async def read_journal(
     url: str, subjects: Subjects, namespace: str, name: str
 ) -> list[AnyJournalEvent]:
-    nc = await nats.connect(url, name="gangway-cli", allow_reconnect=False, connect_timeout=5)
+    nc = await nats.connect(
+        url,
+        name="gangway-cli",
+        allow_reconnect=False,
+        connect_timeout=5,
+        max_reconnect_attempts=1,  # one try: by default the first connect retries for 2 min
+        error_cb=_quiet,  # the failure is raised to run(), which says it in one line
+    )
     try:
         return await journal.read(nc.jetstream(), subjects, namespace, name)
     finally:
         await nc.close()
+
+
+async def _quiet(error: Exception) -> None:
+    """nats-py's default logs every failed connect with its traceback."""
 
 
 def run(args: argparse.Namespace) -> int:

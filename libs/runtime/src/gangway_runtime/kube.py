@@ -18,6 +18,7 @@ import msgspec
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.api_client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
+from kubernetes_asyncio.config.config_exception import ConfigException
 
 # etcd refuses values over 1.5 MiB, so one watch line (one object) is never larger than this.
 MAX_EVENT_BYTES: Final = 8 << 20
@@ -72,16 +73,27 @@ class KubeError(Exception):
         return self.status in (409, 429) or self.status >= 500
 
 
+class KubeconfigError(OSError):
+    """A kubeconfig that cannot be used: an OSError, as a missing one is, so that whoever
+    reports unreachable clusters in one line reports this one too."""
+
+
 async def api_client(kubeconfig: Path | None = None) -> ApiClient:
     """In-cluster credentials inside a pod, else the kubeconfig (given, $KUBECONFIG, ~/.kube)."""
     configuration = client.Configuration()
     if kubeconfig is None and "KUBERNETES_SERVICE_HOST" in os.environ:
         config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    else:
+        return ApiClient(configuration)
+    try:
         await config.load_kube_config(
             config_file=str(kubeconfig) if kubeconfig else None,
             client_configuration=configuration,
         )
+    except (ConfigException, TypeError, ValueError, AttributeError) as exc:
+        # kubernetes_asyncio fails on an empty or partial file with whatever it tripped on.
+        where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        why = f"{exc!s:.200}" if isinstance(exc, ConfigException) else "empty or incomplete"
+        raise KubeconfigError(f"kubeconfig {where}: cannot be used ({why})") from None
     return ApiClient(configuration)
 
 
