@@ -36,9 +36,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -242,23 +243,14 @@ def ensure_binaries(version: str | None = None, log: bool = False) -> Binaries:
     version = version or kubernetes_version()
     target = cache_root() / f"k8s-v{version}"
     wanted = {pkg: name for pkg, name in PACKAGES.items() if _from_assets(name) is None}
+    ldflags = (
+        f"-s -w -X k8s.io/component-base/version.gitVersion=v{version} "
+        f"-X k8s.io/component-base/version.gitMajor={version.split('.')[0]} "
+        f"-X k8s.io/component-base/version.gitMinor={version.split('.')[1]}"
+    )
     with locked(target.parent / f".k8s-v{version}.lock"):
-        missing = {pkg: name for pkg, name in wanted.items() if not (target / name).is_file()}
-        if missing:
-            if log:
-                say(
-                    f"building {', '.join(missing.values())} v{version} from Go modules into "
-                    f"{target} (first run only: minutes)"
-                )
-            module = _module_dir(version, target)
-            ldflags = (
-                f"-s -w -X k8s.io/component-base/version.gitVersion=v{version} "
-                f"-X k8s.io/component-base/version.gitMajor={version.split('.')[0]} "
-                f"-X k8s.io/component-base/version.gitMinor={version.split('.')[1]}"
-            )
-            for i, (pkg, name) in enumerate(missing.items(), 1):
-                with staged(target, name) as out, progress(f"[{i}/{len(missing)}] {name}", log):
-                    run_go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(out), pkg], module)
+        module = partial(_module_dir, version, target)
+        build_missing(wanted, target, f"v{version}", module=module, ldflags=ldflags, log=log)
     kwok, stages = ensure_kwok(log=log)
 
     def path(name: str) -> Path:
@@ -274,6 +266,32 @@ def ensure_binaries(version: str | None = None, log: bool = False) -> Binaries:
         kwok_stages=stages,
         version=version,
     )
+
+
+def build_missing(
+    packages: Mapping[str, str],
+    target: Path,
+    version: str,
+    *,
+    module: Callable[[], Path],
+    ldflags: str,
+    log: bool,
+) -> None:
+    """Build each package (→ binary name) whose binary is not in ``target`` yet, one after
+    the other with progress, in the wrapper module ``module()`` gives (asked for only when
+    something is missing). The caller holds ``target``'s lock."""
+    missing = {pkg: name for pkg, name in packages.items() if not (target / name).is_file()}
+    if not missing:
+        return
+    if log:
+        say(
+            f"building {', '.join(missing.values())} {version} from Go modules into {target} "
+            "(first run only: minutes)"
+        )
+    directory = module()
+    for i, (pkg, name) in enumerate(missing.items(), 1):
+        with staged(target, name) as out, progress(f"[{i}/{len(missing)}] {name}", log):
+            run_go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(out), pkg], directory)
 
 
 def ensure_kwok(log: bool = False) -> tuple[Path, tuple[Path, ...]]:

@@ -26,14 +26,12 @@ from typing import Any, Final
 
 from gangway_localcluster.build import (
     REPO,
+    build_missing,
     cache_root,
     copied_from_module,
     locked,
     module_dir,
-    progress,
     run_go,
-    say,
-    staged,
 )
 
 KAI_VERSION: Final = "0.12.0"
@@ -87,18 +85,14 @@ def ensure_kai(log: bool = False) -> KaiBinaries:
     """KAI's scheduler and binder, built once from the wrapper module, and its CRDs."""
     target = _target()
     with locked(target.parent / f".kai-v{KAI_VERSION}.lock"):
-        missing = {p: n for p, n in PACKAGES.items() if not (target / n).is_file()}
-        if missing and log:
-            say(
-                f"building {', '.join(missing.values())} v{KAI_VERSION} from Go modules into "
-                f"{target} (first run only: minutes)"
-            )
-        for i, (package, name) in enumerate(missing.items(), 1):
-            with staged(target, name) as out, progress(f"[{i}/{len(missing)}] {name}", log):
-                run_go(
-                    ["build", "-trimpath", "-ldflags", "-s -w", "-o", str(out), package],
-                    TOOLS_MODULE,
-                )
+        build_missing(
+            PACKAGES,
+            target,
+            f"v{KAI_VERSION}",
+            module=lambda: TOOLS_MODULE,
+            ldflags="-s -w",
+            log=log,
+        )
     return KaiBinaries(
         scheduler=target / "kai-scheduler",
         binder=target / "kai-binder",
