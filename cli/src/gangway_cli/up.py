@@ -136,29 +136,27 @@ def node_pool(args: argparse.Namespace) -> NodePool:
 
 
 def _misuse(args: argparse.Namespace) -> str | None:
-    """What is wrong with the arguments, before anything starts."""
+    """What is wrong with the flags, before anything starts."""
     if args.webhook_host and args.kubeconfig is None:
         return "--webhook-host goes with --kubeconfig"
     if args.kubeconfig is not None and args.nodes is not None:
         return "--nodes is for the local cluster; not with --kubeconfig"
-    if args.config is not None:
-        try:
-            load_operator_config(args.config.read_text())
-        except (OSError, FieldErrors) as exc:
-            return f"--config {args.config}: {exc}"
     return None
 
 
-def _runs_kai(config: Path | None) -> bool:
-    """KAI runs here unless a configuration leaves its profile out (the default enables it)."""
-    return config is None or KAI_SCHEDULER in load_operator_config(config.read_text()).enabled
-
-
 def run(args: argparse.Namespace) -> int:
-    if problem := _misuse(args):
+    problem = _misuse(args)
+    given: SchedulerConfig | None = None
+    if args.config is not None and problem is None:
+        try:
+            given = load_operator_config(args.config.read_text())
+        except (OSError, FieldErrors) as exc:
+            problem = f"--config {args.config}: {exc}"
+    if problem:
         print(f"up: {problem}", file=sys.stderr)
         return 2
-    kai = _runs_kai(args.config)
+    # KAI runs here unless a configuration leaves its profile out (the default enables it).
+    kai = given is None or KAI_SCHEDULER in given.enabled
     say = partial(print, flush=True)
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
@@ -179,14 +177,14 @@ def run(args: argparse.Namespace) -> int:
             return 1
         kubeconfig = local.cp.kubeconfig if local else args.kubeconfig.resolve()
         try:
-            found = asyncio.run(cluster.prepare(kubeconfig, _gangway_crds()))
+            found = asyncio.run(cluster.prepare(kubeconfig, gangway_crds()))
         except (cluster.ClusterInUse, KubeError, OSError) as exc:
             print(f"up: the cluster of {kubeconfig}: {exc}", file=sys.stderr)
             return 1
         nats = NatsServer.start(workdir=state / "nats" if args.state_dir else None)
         stack.callback(nats.stop)
         config_file = _config_file(args.config, found, state)
-        config = load_operator_config(config_file.read_text())
+        config = given if given is not None else load_operator_config(config_file.read_text())
         webhook_host = "127.0.0.1" if local else args.webhook_host
         webhook = LocalWebhook.make(state / "admission", webhook_host or "127.0.0.1")
         services = LocalServices.start(
@@ -224,7 +222,6 @@ def run(args: argparse.Namespace) -> int:
 class LocalCluster:
     binaries: Binaries
     cp: ControlPlane
-    crds: list[Path]
     nodes: NodePool
 
 
@@ -252,7 +249,7 @@ def _local_cluster(
             cp.create(QUEUES_PATH, queue)
     if nodes.count:
         cp.add_nodes(nodes)
-    return LocalCluster(binaries, cp, crd_files(kai=kai), nodes)
+    return LocalCluster(binaries, cp, nodes)
 
 
 def _deregister(kubeconfig: Path) -> None:
@@ -260,10 +257,6 @@ def _deregister(kubeconfig: Path) -> None:
         asyncio.run(cluster.deregister(kubeconfig))
     except (KubeError, OSError) as exc:  # say so and go on stopping the rest
         print(f"up: could not remove the webhook registration: {exc}", file=sys.stderr)
-
-
-def _gangway_crds() -> list[Path]:
-    return gangway_crds()
 
 
 @dataclass(frozen=True)
@@ -301,8 +294,8 @@ class Running:
             "served" if found.kai else "not served"
         )
         if self.local:
-            stems = ", ".join(p.stem for p in self.local.crds)
-            yield f"  CRDs: {len(self.local.crds)} installed ({stems})"
+            crds = self.local.cp.crds
+            yield f"  CRDs: {len(crds)} installed ({', '.join(p.stem for p in crds)})"
         else:
             yield "  Gangway CRDs installed: " + (", ".join(found.installed) or "none needed")
         yield f"NATS with JetStream at {self.nats_url}"

@@ -24,7 +24,7 @@ import os
 import ssl
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
@@ -75,6 +75,7 @@ class ControlPlane(processes.Supervised):
     _ca_pem: bytes
     _admin: KeyPair
     _etcd_url: str = ""
+    crds: tuple[Path, ...] = ()  # the CRD files start() installed
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -131,7 +132,8 @@ class ControlPlane(processes.Supervised):
             cp._start_apiserver()
             cp.kubeconfig.write_text(cp._kubeconfig_text(admin, ADMIN_USER))
             cp.kubeconfig.chmod(0o600)
-            cp.install_crds([*crds, *(kai_binaries.crds if kai_binaries else ())])
+            cp.crds = (*crds, *(kai_binaries.crds if kai_binaries else ()))
+            cp.install_crds(cp.crds)
             if controller_manager:
                 cp._start_controller_manager(sa_key)
             if scheduling:
@@ -269,7 +271,9 @@ class ControlPlane(processes.Supervised):
         """kube-scheduler with the default profile, in which the Workload API's gates put
         the GangScheduling plugin; ready once its /readyz answers."""
         port = processes.free_port()
-        child = processes.start(
+        insecure = ssl.create_default_context()
+        insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE  # its own cert
+        self._serve(
             "kube-scheduler",
             [
                 self.binaries.kube_scheduler,
@@ -284,17 +288,8 @@ class ControlPlane(processes.Supervised):
                 f"--feature-gates={self.feature_gates}",
                 f"-v={SCHEDULER_VERBOSITY}",
             ],
-            self.workdir / "logs" / "kube-scheduler.log",
-            max_log_bytes=SCHEDULER_LOG_BYTES,
-        )
-        self._children.append(child)
-        insecure = ssl.create_default_context()
-        insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE  # its own cert
-        processes.wait_until(
-            partial(processes.http_ok, f"https://127.0.0.1:{port}/readyz", insecure),
-            child,
-            "/readyz",
-            60,
+            f"https://127.0.0.1:{port}/readyz",
+            context=insecure,
         )
 
     def _start_kwok(self) -> None:
@@ -325,28 +320,40 @@ class ControlPlane(processes.Supervised):
         the kubeconfig from KUBECONFIG."""
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
         metrics, plugins, binder_metrics, probe = (processes.free_port() for _ in range(4))
-        for name, args, url in (
-            (
-                "kai-scheduler",
-                kai_scheduler.scheduler_args(binaries, metrics, plugins),
-                f"http://127.0.0.1:{metrics}/metrics",
-            ),
-            (
-                "kai-binder",
-                kai_scheduler.binder_args(binaries, binder_metrics, probe),
-                # Its health probe serves no checks: its metrics answer once it runs.
-                f"http://127.0.0.1:{binder_metrics}/metrics",
-            ),
-        ):
-            child = processes.start(
-                name,
-                args,
-                self.workdir / "logs" / f"{name}.log",
-                env=env,
-                max_log_bytes=SCHEDULER_LOG_BYTES,
-            )
-            self._children.append(child)
-            processes.wait_until(partial(processes.http_ok, url), child, url, 60)
+        self._serve(
+            "kai-scheduler",
+            kai_scheduler.scheduler_args(binaries, metrics, plugins),
+            f"http://127.0.0.1:{metrics}/metrics",
+            env=env,
+        )
+        self._serve(
+            "kai-binder",
+            kai_scheduler.binder_args(binaries, binder_metrics, probe),
+            # Its health probe serves no checks: its metrics answer once it runs.
+            f"http://127.0.0.1:{binder_metrics}/metrics",
+            env=env,
+        )
+
+    def _serve(
+        self,
+        name: str,
+        args: Sequence[str | Path],
+        ready_url: str,
+        *,
+        context: ssl.SSLContext | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """Start a scheduler-like child (log capped: they retry what they cannot place, and
+        log each try) and wait until ``ready_url`` answers."""
+        child = processes.start(
+            name,
+            args,
+            self.workdir / "logs" / f"{name}.log",
+            env=env,
+            max_log_bytes=SCHEDULER_LOG_BYTES,
+        )
+        self._children.append(child)
+        processes.wait_until(partial(processes.http_ok, ready_url, context), child, ready_url, 60)
 
     @property
     def kai(self) -> bool:
