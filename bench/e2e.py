@@ -269,7 +269,7 @@ async def _measure(
         kube = Kube(api)
         await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NAMESPACE}})
         if run.scheduler == KAI_SCHEDULER:
-            for queue in (kai.queue(DEPARTMENT), kai.queue(NAMESPACE, parent=DEPARTMENT)):
+            for queue in kai.queues(NAMESPACE, DEPARTMENT):
                 await kube.request("POST", kai.QUEUES_PATH, body=queue)
         submissions = run.podcliquesets_to_submit()
         nc = await nats.connect(server.url)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kubernetes_asyncio.client.api_client import ApiClient
 
-from gangway_localcluster.kai import QUEUES_PATH, queue
+from gangway_localcluster.kai import QUEUES_PATH, queues
 from gangway_runtime.kube import Kube, KubeError
 
 DEPARTMENT = "gangway-tests"
@@ -14,10 +14,7 @@ DEPARTMENT = "gangway-tests"
 async def ensure_queue(api: ApiClient, name: str, gpu_limit: float = -1) -> str:
     """Queue ``name`` under the tests' department; ``gpu_limit`` caps the GPUs its running
     gangs may hold (its quota too). Returns ``name``."""
-    for manifest in (
-        queue(DEPARTMENT),
-        queue(name, parent=DEPARTMENT, gpu_quota=gpu_limit, gpu_limit=gpu_limit),
-    ):
+    for manifest in queues(name, DEPARTMENT, gpu_limit):
         try:
             await Kube(api).request("POST", QUEUES_PATH, body=manifest)
         except KubeError as exc:

@@ -174,6 +174,16 @@ def queue(
     }
 
 
+def queues(name: str, department: str, gpu_limit: float = -1) -> list[dict[str, Any]]:
+    """Queue ``name`` and the department it sits under (KAI schedules only from a queue with
+    a parent), department first; ``gpu_limit`` caps the GPUs the queue's running gangs hold
+    (its quota too)."""
+    return [
+        queue(department),
+        queue(name, parent=department, gpu_quota=gpu_limit, gpu_limit=gpu_limit),
+    ]
+
+
 def default_queues() -> list[dict[str, Any]]:
     """KAI's default department and queue, unlimited: what a local cluster starts with."""
-    return [queue(DEFAULT_PARENT_QUEUE), queue(DEFAULT_QUEUE, parent=DEFAULT_PARENT_QUEUE)]
+    return queues(DEFAULT_QUEUE, DEFAULT_PARENT_QUEUE)
