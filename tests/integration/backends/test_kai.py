@@ -3,6 +3,8 @@ CRD schema validates it), drift repair, what KAI manages kept, cleanup, and its 
 
 from __future__ import annotations
 
+import secrets
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -11,10 +13,11 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_kai.backend import KaiBackend
-from gangway_backend_kai.translate import PODGROUPS, SKIP_PODGROUPER
+from gangway_backend_kai.translate import PODGROUPS, SKIP_PODGROUPER, TOPOLOGIES, kai_topology
 from gangway_backendkit.context import BackendContext
+from gangway_backendkit.converge import Change, ensure
 from gangway_contracts.codec import from_object, to_json
-from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
@@ -189,3 +192,48 @@ async def test_validation_checks_the_queue_exists(
             'metadata.labels[kai.scheduler/queue]: KAI Queue "no-such-queue" does not exist '
             "in the cluster"
         ]
+
+
+def without_owner(topology: dict[str, Any]) -> dict[str, Any]:
+    """No binding of that uid exists here: the garbage collector would take an owned one."""
+    return {**topology, "metadata": {**topology["metadata"], "ownerReferences": []}}
+
+
+async def test_a_kai_topology_gangway_did_not_make_is_left_alone(api: ApiClient) -> None:
+    """KAI Topologies are cluster-wide and may be the cluster's own: only one Gangway made
+    (managed-by label) is replaced when the binding's levels change."""
+    kube, name = Kube(api), f"t-{secrets.token_hex(4)}"
+    binding = from_object(
+        {
+            "metadata": {"name": name, "uid": "u-1"},
+            "spec": {"levels": [{"domain": "rack", "key": "example.com/rack"}]},
+        },
+        ClusterTopologyBinding,
+    )
+    theirs = {**kai_topology(binding), "metadata": {"name": name}}
+    theirs["spec"] = {"levels": [{"nodeLabel": "example.com/zone"}]}
+    await kube.request("POST", TOPOLOGIES.path(""), body=theirs)
+    ours = without_owner(kai_topology(binding))
+    change = await ensure(kube, TOPOLOGIES, ours, field_manager="t", only_ours=True)
+    assert change is Change.NOT_OURS
+    kept = await kube.read(TOPOLOGIES, "", name)
+    assert kept is not None
+    assert kept["spec"] == theirs["spec"]
+
+    await kube.request("DELETE", TOPOLOGIES.path("", name))
+    await eventually(partial(kube.read, TOPOLOGIES, "", name), lambda found: found is None)
+    assert await ensure(kube, TOPOLOGIES, ours, field_manager="t", only_ours=True) is (
+        Change.CREATED
+    )
+    changed = from_object(
+        {
+            "metadata": {"name": name, "uid": "u-1"},
+            "spec": {"levels": [{"domain": "zone", "key": "example.com/zone"}]},
+        },
+        ClusterTopologyBinding,
+    )
+    newer = without_owner(kai_topology(changed))
+    assert await ensure(
+        kube, TOPOLOGIES, newer, field_manager="t", immutable_spec=True, only_ours=True
+    ) is (Change.REPLACED)
+    await kube.request("DELETE", TOPOLOGIES.path("", name))

@@ -32,6 +32,7 @@ class Change(StrEnum):
     UPDATED = "updated"
     REPLACED = "replaced"  # spec is immutable: deleted and created again
     UNCHANGED = "unchanged"
+    NOT_OURS = "not ours"  # an object of that name Gangway did not make: left as it is
 
 
 def contains(want: Any, have: Any) -> bool:
@@ -81,9 +82,12 @@ async def ensure(
     field_manager: str,
     keep: Keep | None = None,
     immutable_spec: bool = False,
+    only_ours: bool = False,
 ) -> Change:
     """Converge one object on ``desired``. Conflicts surface as transient KubeErrors (409)
-    and are retried by the caller's redelivery, reading the object afresh."""
+    and are retried by the caller's redelivery, reading the object afresh. ``only_ours``:
+    an existing object without Gangway's managed-by label belongs to someone else (a name
+    shared by the cluster, not a PodGang's own) and is left alone."""
     meta = desired["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
     query = [("fieldManager", field_manager)]
@@ -91,6 +95,9 @@ async def ensure(
     if live is None:
         await kube.request("POST", resource.path(namespace), query, body=_stamped(desired))
         return Change.CREATED
+    managed_by = live["metadata"].get("labels", {}).get(labels.MANAGED_BY)
+    if only_ours and managed_by != labels.MANAGED_BY_GANGWAY:
+        return Change.NOT_OURS
     if live["metadata"].get("deletionTimestamp"):
         # Going away (finalizers pending): create it again once it is gone.
         raise KubeError(409, "BeingDeleted", f"{resource.plural} {namespace}/{name} is terminating")

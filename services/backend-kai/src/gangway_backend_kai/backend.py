@@ -126,11 +126,6 @@ async def _ensure_topology(ctx: BackendContext, podgang: PodGang) -> None:
     record = await ctx.record(ObjectKey(Kind.CLUSTERTOPOLOGYBINDING, "", "", name))
     if record is None or record.deleted:
         return  # KAI then says the Topology is missing, on the pods and the PodGang
-    live = await ctx.kube.read(TOPOLOGIES, "", name)
-    if live is not None and live["metadata"].get("labels", {}).get(labels.MANAGED_BY) != (
-        labels.MANAGED_BY_GANGWAY
-    ):
-        return
     binding = msgspec.json.decode(record.object, type=ClusterTopologyBinding)
     await ensure(
         ctx.kube,
@@ -138,4 +133,5 @@ async def _ensure_topology(ctx: BackendContext, podgang: PodGang) -> None:
         translate.kai_topology(binding),
         field_manager=ctx.field_manager,
         immutable_spec=True,
+        only_ours=True,
     )

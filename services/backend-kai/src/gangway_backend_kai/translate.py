@@ -22,6 +22,7 @@ from gangway_contracts import labels
 from gangway_contracts.errors import FieldError, not_dns_labels
 from gangway_contracts.grove import (
     ClusterTopologyBinding,
+    PackConstraint,
     PodCliqueSet,
     PodGang,
     PodGangTopologyConstraint,
@@ -122,11 +123,17 @@ def validate(pcs: PodCliqueSet) -> list[FieldError]:
 # --- PodGang → PodGroup ---------------------------------------------------------------------
 
 
+def _packing(constraint: PodGangTopologyConstraint | None) -> PackConstraint | None:
+    """The constraint's pack levels, if it packs pods at all."""
+    pack = constraint.pack_constraint if constraint else None
+    return pack if pack and (pack.required or pack.preferred) else None
+
+
 def _topology(
     constraint: PodGangTopologyConstraint | None, topology: str | None, field: str
 ) -> dict[str, str] | None:
-    pack = constraint.pack_constraint if constraint else None
-    if pack is None or not (pack.required or pack.preferred):
+    pack = _packing(constraint)
+    if pack is None:
         return None
     if not topology:
         raise SyncFailed(
@@ -215,10 +222,7 @@ def packs(podgang: PodGang) -> bool:
         *(group.topology_constraint for group in spec.podgroups),
         *(config.topology_constraint for config in spec.topology_constraint_group_configs),
     ]
-    return any(
-        c and c.pack_constraint and (c.pack_constraint.required or c.pack_constraint.preferred)
-        for c in constraints
-    )
+    return any(_packing(c) for c in constraints)
 
 
 def kai_topology(binding: ClusterTopologyBinding) -> Manifest:
