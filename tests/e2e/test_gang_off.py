@@ -13,7 +13,8 @@ from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes
-from tests.e2e.test_placement import PLACED_WITHIN, bound, gang_where, gpu_workload, scheduled
+from tests.e2e.test_placement import PLACED_WITHIN, gang_where, scheduled
+from tests.e2e.workloads import bound, whole_gang
 from tests.support.kube import server_side_apply
 from tests.support.podgang import condition, gated, podgangs, pods, workload
 from tests.support.store import eventually
@@ -50,14 +51,14 @@ async def test_without_the_gang_the_scheduler_places_what_fits(
     """The contrast that shows the gang mattered: the workload that gets no pod at all with
     gang scheduling on (tests/e2e/test_placement.py) is placed in part without it."""
     await nodes.add(3, gpus=4)
-    await server_side_apply(api, gpu_workload(namespace, "trainer", nodes, 4, 4), namespace)
+    await server_side_apply(api, whole_gang(namespace, "trainer", nodes, 4, 4), namespace)
     found = await eventually(
         partial(pods, api, namespace),
-        lambda f: len(f) == 4 and bound(list(f.values())) == 3,
+        lambda f: len(f) == 4 and bound(f.values()) == 3,
         PLACED_WITHIN,
     )
     gang = await gang_where(
         api, namespace, "trainer-0", lambda g: scheduled(g).get("reason") == "Unschedulable"
     )
     assert gang["status"]["phase"] in ("Starting", "Running")
-    assert bound(list(found.values())) == 3
+    assert bound(found.values()) == 3

@@ -7,7 +7,6 @@ scheduler are kube-scheduler's fillers that take room away."""
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import partial
 from typing import Any
@@ -27,12 +26,13 @@ from gangway_localcluster.nodes import (
 from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
+from tests.e2e.workloads import bound, gpu_clique, gpu_workload, running
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kai import ensure_queue
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import condition, gated, podgangs, pods, workload
+from tests.support.podgang import condition, gated, podgangs, pods
 from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": "kai-scheduler", "default": True}]}
@@ -44,25 +44,13 @@ UNPLACED_FOR = 8.0
 TOPOLOGY = "kwok-racks"
 
 
-def clique(name: str, replicas: int, min_available: int, gpus: int) -> dict[str, Any]:
-    template = workload("unused", "unused")["spec"]["template"]["cliques"][0]
-    found: dict[str, Any] = copy.deepcopy(template)
-    found["name"] = found["spec"]["roleName"] = name
-    found["spec"]["replicas"], found["spec"]["minAvailable"] = replicas, min_available
-    for container in found["spec"]["podSpec"]["containers"]:
-        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
-    return found
-
-
-def gpu_workload(
+def kai_workload(
     namespace: str, name: str, nodes: Nodes, *cliques: dict[str, Any], queue: str = QUEUE
 ) -> dict[str, Any]:
     """A PodCliqueSet of ``cliques`` on kai-scheduler in ``queue``, on this test's nodes."""
-    pcs = workload(namespace, name)
+    pcs = gpu_workload(namespace, name, nodes, *cliques)
     pcs["metadata"]["labels"][QUEUE_LABEL] = queue
-    test_label = pcs["spec"]["template"]["cliques"][0]["labels"]
-    pcs["spec"]["template"]["cliques"] = [{**c, "labels": dict(test_label)} for c in cliques]
-    return nodes.pin(on_scheduler(pcs, "kai-scheduler"))
+    return on_scheduler(pcs, "kai-scheduler")
 
 
 def ungated(count: int) -> Any:
@@ -75,14 +63,6 @@ def bound_by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:
         clique = pod["metadata"]["labels"][labels.PODCLIQUE]
         counts[clique] = counts.get(clique, 0) + bool(pod["spec"].get("nodeName"))
     return counts
-
-
-def bound(found: dict[str, dict[str, Any]]) -> int:
-    return sum(bound_by_clique(found).values())
-
-
-def running(found: dict[str, dict[str, Any]]) -> int:
-    return sum(p.get("status", {}).get("phase") == "Running" for p in found.values())
 
 
 async def stays_unbound(api: ApiClient, namespace: str, prefix: str = "") -> None:
@@ -104,7 +84,7 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     api: ApiClient, namespace: str, nodes: Nodes, queue: str
 ) -> None:
     await nodes.add(3, gpus=4)
-    pcs = gpu_workload(namespace, "trainer", nodes, clique("worker", 4, 4, gpus=4))
+    pcs = kai_workload(namespace, "trainer", nodes, gpu_clique("worker", 4, 4, gpus=4))
     await server_side_apply(api, pcs, namespace)
     await eventually(partial(pods, api, namespace), ungated(4))
     await stays_unbound(api, namespace)  # three 4-GPU nodes for four 4-GPU pods: none
@@ -117,7 +97,9 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     assert verdict["status"] == "False", verdict
     assert verdict["message"], verdict
     await nodes.add(1, gpus=4)
-    await eventually(partial(pods, api, namespace), lambda f: running(f) == 4, PLACED_WITHIN)
+    await eventually(
+        partial(pods, api, namespace), lambda f: running(f.values()) == 4, PLACED_WITHIN
+    )
     gangs = await eventually(
         partial(podgangs, api, namespace),
         lambda g: g["trainer-0"].get("status", {}).get("phase") == "Running",
@@ -131,15 +113,17 @@ async def test_each_subgroup_gets_its_own_minimum(
     """Room for three pods: the gang's minMember (3) alone would allow three leaders, but
     each podgroup is a KAI subgroup with its own minimum: one leader and two workers."""
     await nodes.add(3, gpus=4)
-    pcs = gpu_workload(
+    pcs = kai_workload(
         namespace,
         "split",
         nodes,
-        clique("leader", 3, 1, gpus=4),
-        clique("worker", 2, 2, gpus=4),
+        gpu_clique("leader", 3, 1, gpus=4),
+        gpu_clique("worker", 2, 2, gpus=4),
     )
     await server_side_apply(api, pcs, namespace)
-    found = await eventually(partial(pods, api, namespace), lambda f: bound(f) == 3, PLACED_WITHIN)
+    found = await eventually(
+        partial(pods, api, namespace), lambda f: bound(f.values()) == 3, PLACED_WITHIN
+    )
     assert bound_by_clique(found) == {"split-0-leader": 1, "split-0-worker": 2}
     group = await Kube(api).read(PODGROUPS, namespace, "split-0")
     assert group is not None
@@ -152,10 +136,12 @@ async def test_a_queue_with_room_for_one_gang_keeps_the_second_waiting_whole(
 ) -> None:
     small = await ensure_queue(api, "e2e-kai-one-gang", gpu_limit=8)
     await nodes.add(4, gpus=4)  # room for both gangs on the nodes: the queue is the limit
-    first = gpu_workload(namespace, "first", nodes, clique("w", 2, 2, gpus=4), queue=small)
+    first = kai_workload(namespace, "first", nodes, gpu_clique("w", 2, 2, gpus=4), queue=small)
     await server_side_apply(api, first, namespace)
-    await eventually(partial(pods, api, namespace), lambda f: running(f) == 2, PLACED_WITHIN)
-    second = gpu_workload(namespace, "second", nodes, clique("w", 2, 2, gpus=4), queue=small)
+    await eventually(
+        partial(pods, api, namespace), lambda f: running(f.values()) == 2, PLACED_WITHIN
+    )
+    second = kai_workload(namespace, "second", nodes, gpu_clique("w", 2, 2, gpus=4), queue=small)
     await server_side_apply(api, second, namespace)
     await eventually(partial(pods, api, namespace), ungated(4))
     await stays_unbound(api, namespace, "second-")
@@ -163,16 +149,16 @@ async def test_a_queue_with_room_for_one_gang_keeps_the_second_waiting_whole(
     await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, "first"))
     found = await eventually(
         partial(pods, api, namespace),
-        lambda f: set(f) == {"second-0-w-0", "second-0-w-1"} and running(f) == 2,
+        lambda f: set(f) == {"second-0-w-0", "second-0-w-1"} and running(f.values()) == 2,
         PLACED_WITHIN,
     )
-    assert bound(found) == 2
+    assert bound(found.values()) == 2
 
 
 async def test_a_queue_that_does_not_exist_is_refused_at_admission(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
-    pcs = gpu_workload(namespace, "lost", nodes, clique("w", 1, 1, gpus=1), queue="no-such")
+    pcs = kai_workload(namespace, "lost", nodes, gpu_clique("w", 1, 1, gpus=1), queue="no-such")
     refused = await create(api, pcs, namespace)
     assert 'KAI Queue "no-such" does not exist in the cluster' in refused, refused
     assert f"metadata.labels[{QUEUE_LABEL}]" in refused
@@ -222,20 +208,22 @@ async def test_required_rack_packing_keeps_the_gang_in_one_rack(
     names = await nodes.add(8, gpus=4)
     # kube-scheduler places a whole-node filler on each of the first rack's first two.
     for i, node in enumerate(names[:2]):
-        filler = gpu_workload(namespace, f"filler{i}", nodes, clique("f", 1, 1, gpus=4))
+        filler = gpu_workload(namespace, f"filler{i}", nodes, gpu_clique("f", 1, 1, gpus=4))
         filler["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["nodeSelector"] = {
             HOSTNAME_LABEL: node
         }
         await server_side_apply(api, on_scheduler(filler, "default-scheduler"), namespace)
-    await eventually(partial(pods, api, namespace), lambda f: running(f) == 2, PLACED_WITHIN)
+    await eventually(
+        partial(pods, api, namespace), lambda f: running(f.values()) == 2, PLACED_WITHIN
+    )
 
     pcs = packed(
-        gpu_workload(namespace, "packed", nodes, clique("w", 4, 4, gpus=4)), required="rack"
+        kai_workload(namespace, "packed", nodes, gpu_clique("w", 4, 4, gpus=4)), required="rack"
     )
     await server_side_apply(api, pcs, namespace)
     found = await eventually(
         partial(pods, api, namespace),
-        lambda f: running({n: p for n, p in f.items() if n.startswith("packed-")}) == 4,
+        lambda f: running(p for n, p in f.items() if n.startswith("packed-")) == 4,
         PLACED_WITHIN,
     )
     gang = {n: p for n, p in found.items() if n.startswith("packed-")}
@@ -249,11 +237,11 @@ async def test_preferred_rack_packing_gives_way_when_no_rack_holds_the_gang(
     await topology(api)
     await nodes.add(8, gpus=4)  # racks of four nodes; the gang needs six
     pcs = packed(
-        gpu_workload(namespace, "spread", nodes, clique("w", 6, 6, gpus=4)), preferred="rack"
+        kai_workload(namespace, "spread", nodes, gpu_clique("w", 6, 6, gpus=4)), preferred="rack"
     )
     await server_side_apply(api, pcs, namespace)
     found = await eventually(
-        partial(pods, api, namespace), lambda f: running(f) == 6, PLACED_WITHIN
+        partial(pods, api, namespace), lambda f: running(f.values()) == 6, PLACED_WITHIN
     )
     assert len(await racks_of(api, found)) == 2
 
@@ -272,12 +260,14 @@ async def test_the_priority_class_reaches_kai(
         }
         await server_side_apply(api, priority, "")
     await nodes.add(2, gpus=4)
-    low = gpu_workload(namespace, "low", nodes, clique("w", 2, 2, gpus=4))
+    low = kai_workload(namespace, "low", nodes, gpu_clique("w", 2, 2, gpus=4))
     low["spec"]["template"]["priorityClassName"] = "e2e-kai-low"
-    high = gpu_workload(namespace, "high", nodes, clique("w", 2, 2, gpus=4))
+    high = kai_workload(namespace, "high", nodes, gpu_clique("w", 2, 2, gpus=4))
     high["spec"]["template"]["priorityClassName"] = "e2e-kai-high"
     await server_side_apply(api, low, namespace)
-    await eventually(partial(pods, api, namespace), lambda f: running(f) == 2, PLACED_WITHIN)
+    await eventually(
+        partial(pods, api, namespace), lambda f: running(f.values()) == 2, PLACED_WITHIN
+    )
     await server_side_apply(api, high, namespace)
     podgroup: dict[str, Any] = {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup"}
     podgroup["metadata"] = {"name": "high-0"}
@@ -286,7 +276,7 @@ async def test_the_priority_class_reaches_kai(
 
     def high_runs_low_waits(found: dict[str, dict[str, Any]]) -> bool:
         on_nodes = {n for n, p in found.items() if p["spec"].get("nodeName")}
-        return on_nodes == {"high-0-w-0", "high-0-w-1"} and running(found) == 2
+        return on_nodes == {"high-0-w-0", "high-0-w-1"} and running(found.values()) == 2
 
     # KAI preempts the low gang (preemptible: priority below 100) for the high one.
     await eventually(partial(pods, api, namespace), high_runs_low_waits, PLACED_WITHIN)

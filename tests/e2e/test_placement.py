@@ -18,6 +18,7 @@ from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes, Up
+from tests.e2e.workloads import bound, running, whole_gang
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.podgang import condition, gated, podgangs, pods, workload
@@ -34,30 +35,8 @@ PLACED_WITHIN = 60.0
 VERDICTS = ("Unschedulable", "SchedulerError")
 
 
-def gpu_workload(
-    namespace: str, name: str, nodes: Nodes, pods_: int, gpus: int, replicas: int = 1
-) -> dict[str, Any]:
-    """``replicas`` gangs of one clique of ``pods_`` pods, all needed (minAvailable), each
-    pod asking for ``gpus`` GPUs, on this test's nodes."""
-    pcs = workload(namespace, name)
-    pcs["spec"]["replicas"] = replicas
-    [clique] = pcs["spec"]["template"]["cliques"]
-    clique["spec"]["replicas"] = clique["spec"]["minAvailable"] = pods_
-    for container in clique["spec"]["podSpec"]["containers"]:
-        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
-    return nodes.pin(pcs)
-
-
 def of_gang(found: dict[str, dict[str, Any]], gang: str) -> list[dict[str, Any]]:
     return [p for p in found.values() if p["metadata"]["labels"][labels.PODGANG] == gang]
-
-
-def bound(found: list[dict[str, Any]]) -> int:
-    return sum(1 for p in found if p["spec"].get("nodeName"))
-
-
-def running(found: list[dict[str, Any]]) -> int:
-    return sum(1 for p in found if p.get("status", {}).get("phase") == "Running")
 
 
 def scheduled(gang: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +56,7 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
     await nodes.add(3, gpus=4)
-    await server_side_apply(api, gpu_workload(namespace, "trainer", nodes, 4, 4), namespace)
+    await server_side_apply(api, whole_gang(namespace, "trainer", nodes, 4, 4), namespace)
     # The scheduler's own verdict, carried onto the PodGang: it tried, and the gang does
     # not fit (three 4-GPU nodes for four 4-GPU pods).
     gang = await gang_where(
@@ -88,7 +67,7 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     found = await pods(api, namespace)
     assert len(found) == 4
     assert not any(map(gated, found.values()))
-    assert bound(list(found.values())) == 0, "a gang that does not fit must not start"
+    assert bound(found.values()) == 0, "a gang that does not fit must not start"
 
     await nodes.add(1, gpus=4)
     gang = await gang_where(
@@ -96,7 +75,7 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     )
     assert scheduled(gang)["status"] == "True"
     found = await pods(api, namespace)
-    assert bound(list(found.values())) == running(list(found.values())) == 4
+    assert bound(found.values()) == running(found.values()) == 4
     assert len({p["spec"]["nodeName"] for p in found.values()}) == 4
 
 
@@ -108,7 +87,7 @@ async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
         # up to 300 s: two gangs racing for room for one may both wait that long, then retry.
         pytest.skip("Kubernetes 1.35: racing gangs may deadlock until the 300 s Permit timeout")
     await nodes.add(4, gpus=4)
-    pcs = gpu_workload(namespace, "trainer", nodes, 4, 4, replicas=2)
+    pcs = whole_gang(namespace, "trainer", nodes, 4, 4, replicas=2)
     await server_side_apply(api, pcs, namespace)
 
     def one_running_one_refused(gangs: dict[str, dict[str, Any]]) -> bool:
@@ -156,7 +135,7 @@ async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(
     await nodes.add(12, gpus=8)  # its 12 prefill pods ask for a whole 8-GPU node each
     every = await eventually(
         partial(pods, api, namespace),
-        lambda f: running(list(f.values())) == len(f) == len(found),
+        lambda f: running(f.values()) == len(f) == len(found),
         PLACED_WITHIN,
     )
     for name in scaled:
@@ -176,11 +155,11 @@ async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
     await nodes.add(2, gpus=4)
-    impossible = gpu_workload(namespace, "fpga", nodes, 2, 1)
+    impossible = whole_gang(namespace, "fpga", nodes, 2, 1)
     for container in impossible["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"]:
         container["resources"]["limits"] = {"example.com/fpga": "1"}
     await server_side_apply(api, impossible, namespace)
-    await server_side_apply(api, gpu_workload(namespace, "fits", nodes, 2, 4), namespace)
+    await server_side_apply(api, whole_gang(namespace, "fits", nodes, 2, 4), namespace)
 
     # The scheduler's words from every pod: one says what no node has, another perhaps only
     # that the gang has no quorum.
