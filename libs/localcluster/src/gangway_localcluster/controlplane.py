@@ -132,7 +132,9 @@ class ControlPlane(processes.Supervised):
             cp._start_apiserver()
             cp.kubeconfig.write_text(cp._kubeconfig_text(admin, ADMIN_USER))
             cp.kubeconfig.chmod(0o600)
-            cp.crds = (*crds, *(kai_binaries.crds if kai_binaries else ()))
+            # Once each: a caller may list KAI's CRDs too (a bench that stores PodGroups
+            # with KAI running or not).
+            cp.crds = tuple(dict.fromkeys((*crds, *(kai_binaries.crds if kai_binaries else ()))))
             cp.install_crds(cp.crds)
             if controller_manager:
                 cp._start_controller_manager(sa_key)
