@@ -237,7 +237,7 @@ async def bench(run: Run) -> dict[str, Any]:
     with (
         ControlPlane.start(
             controller_manager=False,
-            crds=crd_files(kai=True),
+            crds=crd_files(schedulers=True),
             scheduling=run.placed,
             kai=on_kai,
         ) as cp,

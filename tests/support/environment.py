@@ -36,7 +36,7 @@ def kubernetes() -> Iterator[Cluster]:
         with _k3s() as kubeconfig:
             yield Cluster(kubeconfig=kubeconfig, control_plane=None)
         return
-    with ControlPlane.start(crds=crd_files(kai=True)) as cp:
+    with ControlPlane.start(crds=crd_files(schedulers=True)) as cp:
         yield Cluster(kubeconfig=cp.kubeconfig, control_plane=cp)
 
 

@@ -38,7 +38,7 @@ sys.addaudithook(only_allowed)
 from gangway_localcluster.crds import crd_files, gangway_crds
 from tests.support.paths import UPSTREAM_GROVE_CRDS
 
-paths = [*crd_files(kai=True), *gangway_crds(), *sorted(UPSTREAM_GROVE_CRDS.glob("*.yaml"))]
+paths = [*crd_files(schedulers=True), *gangway_crds(), *sorted(UPSTREAM_GROVE_CRDS.glob("*.yaml"))]
 kinds = set()
 for path in paths:
     for doc in yaml.safe_load_all(path.read_text()):

@@ -38,7 +38,7 @@ from tests.support.store import (
 @pytest.fixture
 def own_control_plane() -> Iterator[ControlPlane]:
     """A control plane of its own: this test restarts the API server."""
-    with ControlPlane.start(controller_manager=False, crds=crd_files(kai=True)) as cp:
+    with ControlPlane.start(controller_manager=False, crds=crd_files(schedulers=True)) as cp:
         yield cp
 
 

@@ -8,9 +8,10 @@ references cascade and namespaces finish deleting as on a real cluster. With
 ``scheduling=True`` kube-scheduler (same version, same gates) places pods on the nodes
 :meth:`ControlPlane.add_nodes` describes, and kwok marks those nodes Ready and runs the pods
 bound to them. Without it pods stay unscheduled. ``kai=True`` adds KAI's scheduler and binder
-(and its CRDs) for pods that name ``kai-scheduler``.
+(and its CRDs) for pods that name ``kai-scheduler``; ``coscheduling="<name>"`` adds
+scheduler-plugins' scheduler (and its PodGroup CRD) for pods that name ``<name>``.
 
-    with ControlPlane.start(scheduling=True, kai=True) as cp:
+    with ControlPlane.start(scheduling=True, kai=True, coscheduling=SCHEDULER_NAME) as cp:
         cp.add_nodes(NodePool(count=4, gpus=8))
         print(cp.kubeconfig)
 """
@@ -32,6 +33,7 @@ from typing import Any, Final
 
 import yaml
 
+from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster import processes
 from gangway_localcluster.build import Binaries, ensure_binaries
@@ -49,6 +51,13 @@ SCHEDULER_VERBOSITY: Final = 1
 SCHEDULER_LOG_BYTES: Final = 20 * 1024 * 1024
 ADMIN_USER: Final = "gangway-admin"
 FIELD_MANAGER: Final = "gangway-localcluster"
+
+
+def _unverified() -> ssl.SSLContext:
+    """For a scheduler's /readyz: it serves on a certificate it made itself."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return context
 
 
 def feature_gates(minor: int) -> str:
@@ -89,15 +98,18 @@ class ControlPlane(processes.Supervised):
         crds: Iterable[Path] = (),
         scheduling: bool = False,
         kai: bool = False,
+        coscheduling: str | None = None,
     ) -> ControlPlane:
         """Start everything; ``crds`` are installed before the controller manager starts,
         so its garbage collector watches them from its first discovery (else ~30 s later).
         ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`);
-        ``kai``: KAI's scheduler and binder as well, and its CRDs."""
-        if kai and not scheduling:
-            raise ValueError("KAI places pods on kwok's nodes: kai=True needs scheduling=True")
+        ``kai``: KAI's scheduler and binder as well, and its CRDs; ``coscheduling``: the
+        schedulerName scheduler-plugins' Coscheduling scheduler serves, and its CRD."""
+        if (kai or coscheduling) and not scheduling:
+            raise ValueError("second schedulers place pods on kwok's nodes: scheduling=True")
         binaries = binaries or ensure_binaries()
         kai_binaries = kai_scheduler.ensure_kai(log=True) if kai else None
+        plugins = scheduler_plugins.ensure_coscheduling(log=True) if coscheduling else None
         if binaries.minor not in WORKLOAD_API:
             known = ", ".join(f"1.{m}" for m in sorted(WORKLOAD_API))
             raise RuntimeError(f"Kubernetes {binaries.version}: Workload API known for {known}")
@@ -134,7 +146,8 @@ class ControlPlane(processes.Supervised):
             cp.kubeconfig.chmod(0o600)
             # Once each: a caller may list KAI's CRDs too (a bench that stores PodGroups
             # with KAI running or not).
-            cp.crds = tuple(dict.fromkeys((*crds, *(kai_binaries.crds if kai_binaries else ()))))
+            seconds = (kai_binaries, plugins)
+            cp.crds = tuple(dict.fromkeys((*crds, *(c for b in seconds if b for c in b.crds))))
             cp.install_crds(cp.crds)
             if controller_manager:
                 cp._start_controller_manager(sa_key)
@@ -143,6 +156,8 @@ class ControlPlane(processes.Supervised):
                 cp._start_kwok()
             if kai_binaries:
                 cp._start_kai(kai_binaries)
+            if plugins and coscheduling:
+                cp._start_coscheduling(plugins, coscheduling)
         except BaseException:
             cp.stop()
             raise
@@ -273,8 +288,6 @@ class ControlPlane(processes.Supervised):
         """kube-scheduler with the default profile, in which the Workload API's gates put
         the GangScheduling plugin; ready once its /readyz answers."""
         port = processes.free_port()
-        insecure = ssl.create_default_context()
-        insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE  # its own cert
         self._serve(
             "kube-scheduler",
             [
@@ -291,7 +304,7 @@ class ControlPlane(processes.Supervised):
                 f"-v={SCHEDULER_VERBOSITY}",
             ],
             f"https://127.0.0.1:{port}/readyz",
-            context=insecure,
+            context=_unverified(),
         )
 
     def _start_kwok(self) -> None:
@@ -336,6 +349,22 @@ class ControlPlane(processes.Supervised):
             env=env,
         )
 
+    def _start_coscheduling(
+        self, binaries: scheduler_plugins.CoschedulingBinaries, scheduler_name: str
+    ) -> None:
+        """scheduler-plugins' scheduler with one Coscheduling profile, ``scheduler_name``."""
+        config = self.workdir / "coscheduling-config.yaml"
+        config.write_text(
+            yaml.safe_dump(scheduler_plugins.scheduler_config(self.kubeconfig, scheduler_name))
+        )
+        port = processes.free_port()
+        self._serve(
+            scheduler_plugins.BINARY,
+            scheduler_plugins.scheduler_args(binaries, config, self.kubeconfig, port),
+            f"https://127.0.0.1:{port}/readyz",
+            context=_unverified(),
+        )
+
     def _serve(
         self,
         name: str,
@@ -360,6 +389,10 @@ class ControlPlane(processes.Supervised):
     @property
     def kai(self) -> bool:
         return any(c.name == "kai-scheduler" for c in self._children)
+
+    @property
+    def coscheduling(self) -> bool:
+        return any(c.name == scheduler_plugins.BINARY for c in self._children)
 
     @property
     def scheduling(self) -> bool:

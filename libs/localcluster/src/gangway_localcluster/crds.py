@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from gangway_localcluster import coscheduling
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster.build import REPO
 
@@ -21,8 +22,10 @@ def gangway_crds() -> list[Path]:
     return sorted(p for p in GANGWAY_CRDS.glob("*.yaml") if p.name != "kustomization.yaml")
 
 
-def crd_files(kai: bool = False) -> list[Path]:
-    """Gangway's own CRDs and Grove's ClusterTopologyBinding; with ``kai``, KAI's CRDs from
-    its module download (for a cluster that stores PodGroups without running KAI:
-    ``ControlPlane.start(kai=True)`` installs them itself)."""
-    return [*gangway_crds(), CLUSTER_TOPOLOGY_BINDINGS, *(kai_scheduler.crds() if kai else ())]
+def crd_files(schedulers: bool = False) -> list[Path]:
+    """Gangway's own CRDs and Grove's ClusterTopologyBinding; with ``schedulers``, the second
+    schedulers' CRDs (KAI's, scheduler-plugins' PodGroup) from their module downloads, for a
+    cluster that stores their objects without running them (``ControlPlane.start(kai=True)``
+    and ``coscheduling=…`` install theirs themselves)."""
+    second = (*kai_scheduler.crds(), *coscheduling.crds()) if schedulers else ()
+    return [*gangway_crds(), CLUSTER_TOPOLOGY_BINDINGS, *second]
