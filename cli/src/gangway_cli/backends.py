@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Final
 
+from gangway_backend_coscheduling.backend import CoschedulingBackend
 from gangway_backend_kai.backend import KaiBackend
 from gangway_backend_kube.backend import KubeBackend
 from gangway_backend_kube.translate import WORKLOAD_VERSIONS, WorkloadVersion
 from gangway_backendkit.protocol import Backend
-from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, SchedulerConfig
+from gangway_contracts.config import (
+    COSCHEDULING,
+    DEFAULT_SCHEDULER,
+    KAI_SCHEDULER,
+    SchedulerConfig,
+)
 from gangway_contracts.errors import FieldError, FieldErrors
 
-BUILTIN_BACKENDS: Final = (KAI_SCHEDULER, DEFAULT_SCHEDULER)
+BUILTIN_BACKENDS: Final = (KAI_SCHEDULER, DEFAULT_SCHEDULER, COSCHEDULING)
 
 
 def builtin_backend(
@@ -21,6 +27,8 @@ def builtin_backend(
         return KaiBackend()
     if name == DEFAULT_SCHEDULER:
         return KubeBackend.from_config(config, workload_version=workload_api)
+    if name == COSCHEDULING:
+        return CoschedulingBackend.from_config(config)
     raise FieldErrors(
         [
             FieldError(

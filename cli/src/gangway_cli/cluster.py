@@ -13,6 +13,7 @@ from typing import Any, Final
 import msgspec
 import yaml
 
+from gangway_backend_coscheduling.translate import PODGROUPS as COSCHEDULING_PODGROUPS
 from gangway_backend_kai.translate import PODGROUPS as KAI_PODGROUPS
 from gangway_backend_kube.backend import served_workload_version
 from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
@@ -40,6 +41,7 @@ class Found:
     version: str
     installed: list[str]  # Gangway's CRDs ``up`` had to install (the others were there)
     kai: bool
+    coscheduling: bool  # scheduler-plugins' PodGroups
     workload_api: str | None
 
 
@@ -65,6 +67,7 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
             version=version,
             installed=installed,
             kai=await kube.serves(KAI_PODGROUPS),
+            coscheduling=await kube.serves(COSCHEDULING_PODGROUPS),
             workload_api=await served_workload_version(kube),
         )
 

@@ -10,13 +10,19 @@ from functools import partial
 from pathlib import Path
 from typing import Final
 
-from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, SchedulerConfig
+from gangway_contracts.config import (
+    COSCHEDULING,
+    DEFAULT_SCHEDULER,
+    KAI_SCHEDULER,
+    SchedulerConfig,
+)
 from gangway_localcluster import processes
 
 # The built-in backends' processes; an external backend is its vendor's to run.
 BACKEND_MODULES: Final = {
     DEFAULT_SCHEDULER: "gangway_backend_kube",
     KAI_SCHEDULER: "gangway_backend_kai",
+    COSCHEDULING: "gangway_backend_coscheduling",
 }
 
 

@@ -3,7 +3,9 @@
 Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler, and kwok with a few fake GPU nodes) with Gangway's CRDs; KAI's scheduler and
 binder, KAI's CRDs and its default queues too, unless the operator configuration leaves the
-kai-scheduler profile out; nats-server with JetStream, and every Gangway service as a
+kai-scheduler profile out; scheduler-plugins' Coscheduling scheduler and its PodGroup CRD,
+under the coscheduling profile's schedulerName, unless the configuration leaves that profile
+out; nats-server with JetStream, and every Gangway service as a
 separate process (``services.py``); prints where everything is; Ctrl-C stops all of it and
 removes what it created. With ``--kubeconfig`` the cluster is an existing one: only NATS and
 the services start here (``cluster.py`` says what is asked of it).
@@ -34,6 +36,7 @@ from gangway_admission.webhook import PATH
 from gangway_cli import cluster
 from gangway_cli.services import LocalServices, services_for
 from gangway_contracts.config import (
+    COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
     SchedulerConfig,
@@ -43,6 +46,7 @@ from gangway_contracts.errors import FieldErrors
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import APIError, ControlPlane
+from gangway_localcluster.coscheduling import SCHEDULER_NAME, SCHEDULER_PLUGINS_VERSION
 from gangway_localcluster.crds import crd_files, gangway_crds
 from gangway_localcluster.kai import (
     DEFAULT_PARENT_QUEUE,
@@ -155,8 +159,10 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"up: {problem}", file=sys.stderr)
         return 2
-    # KAI runs here unless a configuration leaves its profile out (the default enables it).
+    # KAI and Coscheduling run here unless a configuration leaves their profiles out (the
+    # default enables both).
     kai = given is None or KAI_SCHEDULER in given.enabled
+    coscheduling = _coscheduler_name(given)
     say = partial(print, flush=True)
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
@@ -166,7 +172,13 @@ def run(args: argparse.Namespace) -> int:
                 None
                 if args.kubeconfig
                 else _local_cluster(
-                    state, args.state_dir, stack, say, nodes=node_pool(args), kai=kai
+                    state,
+                    args.state_dir,
+                    stack,
+                    say,
+                    nodes=node_pool(args),
+                    kai=kai,
+                    coscheduling=coscheduling,
                 )
             )
         except APIError as exc:  # the API server refused a node as described by the flags
@@ -233,6 +245,7 @@ def _local_cluster(
     *,
     nodes: NodePool,
     kai: bool,
+    coscheduling: str | None,
 ) -> LocalCluster:
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
@@ -242,6 +255,7 @@ def _local_cluster(
         crds=crd_files(),
         scheduling=True,
         kai=kai,
+        coscheduling=coscheduling,
     )
     stack.callback(cp.stop)
     if kai:
@@ -250,6 +264,15 @@ def _local_cluster(
     if nodes.count:
         cp.add_nodes(nodes)
     return LocalCluster(binaries, cp, nodes)
+
+
+def _coscheduler_name(given: SchedulerConfig | None) -> str | None:
+    """The schedulerName the local Coscheduling scheduler serves: the profile's, or its
+    default; None when a configuration leaves the profile out."""
+    if given is None:
+        return SCHEDULER_NAME
+    profile = given.profiles.get(COSCHEDULING)
+    return profile.scheduler_name if profile else None
 
 
 def _deregister(kubeconfig: Path) -> None:
@@ -287,11 +310,18 @@ class Running:
                     f"  kai-scheduler and kai-binder (KAI v{KAI_VERSION}); "
                     f"KAI queue {DEFAULT_QUEUE} (under {DEFAULT_PARENT_QUEUE}) for the demo"
                 )
+            if self.local.cp.coscheduling:
+                yield (
+                    f"  scheduler-plugins v{SCHEDULER_PLUGINS_VERSION} with Coscheduling, "
+                    f"as {_coscheduler_name(config)}"
+                )
         else:
             yield f"Existing cluster, Kubernetes {found.version} at {found.server}"
         yield f"  kubeconfig: {env['KUBECONFIG']}"
-        yield f"  Workload API (scheduling.k8s.io): {workload_api}; KAI: " + (
-            "served" if found.kai else "not served"
+        served = {True: "served", False: "not served"}
+        yield (
+            f"  Workload API (scheduling.k8s.io): {workload_api}; KAI: {served[found.kai]}; "
+            f"Coscheduling PodGroups: {served[found.coscheduling]}"
         )
         if self.local:
             crds = self.local.cp.crds
@@ -401,6 +431,8 @@ def default_config(found: cluster.Found) -> dict[str, Any]:
     ]
     if found.kai:
         profiles.append({"name": KAI_SCHEDULER})
+    if found.coscheduling:
+        profiles.append({"name": COSCHEDULING})
     return {"scheduler": {"profiles": profiles}}
 
 

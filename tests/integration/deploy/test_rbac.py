@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Final
+from typing import Any, Final
 
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.api_client import ApiClient
 
-from tests.support.deploy import NAMESPACE, rendered
+from tests.support.deploy import NAMESPACE, OVERLAYS, rendered
 from tests.support.kube import server_side_apply
 
 RBAC_KINDS: Final = {"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
@@ -31,6 +31,7 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
         "scheduling.run.ai/podgroups": LIST_WATCH,
         "scheduling.k8s.io/workloads": LIST_WATCH,
         "scheduling.k8s.io/podgroups": LIST_WATCH,
+        "scheduling.x-k8s.io/podgroups": LIST_WATCH,
     },
     "gangway-podgang": {
         "/pods": frozenset({"create", "patch", "delete"}),
@@ -46,6 +47,11 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
         "scheduling.run.ai/queues": frozenset({"get"}),
         "kai.scheduler/topologies": WRITE,
         "scheduler.grove.io/podgangs": frozenset({"patch"}),
+        "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
+        "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
+    },
+    "gangway-backend-coscheduling": {
+        "scheduling.x-k8s.io/podgroups": WRITE,
         "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
         "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
     },
@@ -98,13 +104,24 @@ async def allowed(api: ApiClient, account: str, attributes: client.V1ResourceAtt
     return bool(answer.status.allowed)
 
 
+def every_overlays_rbac() -> list[dict[str, Any]]:
+    """The RBAC objects of all overlays together, each once: every service account there is
+    (self-signed's webhook-cert job, each backend of whichever overlay deploys it)."""
+    found = {
+        (doc["kind"], doc["metadata"]["name"]): doc
+        for overlay in OVERLAYS
+        for doc in rendered(overlay)
+        if doc["kind"] in RBAC_KINDS
+    }
+    return list(found.values())
+
+
 async def install_rbac(api: ApiClient) -> None:
-    """The RBAC of the overlay that has every service account (self-signed), for real."""
-    docs = rendered("self-signed")
-    await server_side_apply(api, next(d for d in docs if d["kind"] == "Namespace"), namespace="")
-    for doc in docs:
-        if doc["kind"] in RBAC_KINDS:
-            await server_side_apply(api, doc, namespace=NAMESPACE)
+    """Every overlay's RBAC, for real."""
+    namespace = next(d for d in rendered("default") if d["kind"] == "Namespace")
+    await server_side_apply(api, namespace, namespace="")
+    for doc in every_overlays_rbac():
+        await server_side_apply(api, doc, namespace=NAMESPACE)
 
 
 async def test_each_service_account_can_do_exactly_what_its_service_needs(
@@ -112,7 +129,7 @@ async def test_each_service_account_can_do_exactly_what_its_service_needs(
 ) -> None:
     await install_rbac(api)
     accounts = {
-        d["metadata"]["name"] for d in rendered("self-signed") if d["kind"] == "ServiceAccount"
+        d["metadata"]["name"] for d in every_overlays_rbac() if d["kind"] == "ServiceAccount"
     }
     assert accounts == set(NEEDS)
     cells = list(itertools.product(sorted(NEEDS), RESOURCES, VERBS))
@@ -165,3 +182,7 @@ async def test_a_backend_cannot_touch_another_backends_objects(api: ApiClient) -
         for plural in ("workloads", "podgroups"):
             kube = _attributes(f"scheduling.k8s.io/{plural}", verb, "tenant")
             assert not await allowed(api, "gangway-backend-kai", kube), verb
+            assert not await allowed(api, "gangway-backend-coscheduling", kube), verb
+        coscheduling = _attributes("scheduling.x-k8s.io/podgroups", verb, "tenant")
+        assert not await allowed(api, "gangway-backend-kai", coscheduling), verb
+        assert not await allowed(api, "gangway-backend-kube", coscheduling), verb

@@ -16,7 +16,7 @@ from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import is_dns_label
 from gangway_podgang.plan import plan_podgangs
 from tests.support.manifests import fixture
-from tests.unit.podgang.test_plan import podcliquesets
+from tests.support.strategies import podcliquesets
 
 
 def pcs(doc: dict[str, Any]) -> PodCliqueSet:

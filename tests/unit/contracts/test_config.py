@@ -72,7 +72,7 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         {"profiles": [{"name": "kai"}]},
         [
             'scheduler.profiles[0].name: unknown scheduler "kai": supported are '
-            "default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
+            "coscheduling, default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
             "backend with external: true"
         ],
     ),
@@ -162,7 +162,7 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         {"profiles": [{"name": "kai"}, {"name": "default-scheduler", "config": {"x": 1}}]},
         [
             'scheduler.profiles[0].name: unknown scheduler "kai": supported are '
-            "default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
+            "coscheduling, default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
             "backend with external: true",
             "scheduler.profiles[1].config.x: unknown field",
         ],
@@ -181,6 +181,41 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         [
             'scheduler.profiles[0].resources: "kai-scheduler" is a built-in backend: '
             "its resources are known"
+        ],
+    ),
+    (
+        "coscheduling's options each name their field",
+        {
+            "profiles": [
+                {
+                    "name": "coscheduling",
+                    "config": {
+                        "schedulerName": "Gang_Scheduler",
+                        "scheduleTimeoutSeconds": 0,
+                        "permitWaitingTimeSeconds": 5,
+                    },
+                }
+            ]
+        },
+        [
+            "scheduler.profiles[0].config.schedulerName: must be a DNS-1123 label: the pods' "
+            "schedulerName",
+            "scheduler.profiles[0].config.scheduleTimeoutSeconds: Input should be greater than "
+            "or equal to 1",
+            "scheduler.profiles[0].config.permitWaitingTimeSeconds: unknown field",
+        ],
+    ),
+    (
+        "a schedulerName another profile's pods use",
+        {
+            "profiles": [
+                {"name": "kai-scheduler"},
+                {"name": "coscheduling", "config": {"schedulerName": "kai-scheduler"}},
+            ]
+        },
+        [
+            'scheduler.profiles[1].config.schedulerName: "kai-scheduler" is profile '
+            "kai-scheduler's scheduler: pods naming it would belong to two backends"
         ],
     ),
 ]
@@ -221,6 +256,25 @@ def test_typed_configs() -> None:
 def test_resolve(pod_scheduler_name: str | None, backend: str | None) -> None:
     config = parse_scheduler_config({"profiles": [{"name": "kai-scheduler", "default": True}]})
     assert config.resolve(pod_scheduler_name) == backend
+
+
+@pytest.mark.parametrize(
+    ("pod_scheduler_name", "backend"),
+    [
+        ("gangs", "coscheduling"),  # the scheduler's name, from the profile's config
+        ("coscheduling", "coscheduling"),  # the profile's own name
+        ("scheduler-plugins-scheduler", None),  # the default name, replaced
+        (None, "default-scheduler"),
+    ],
+)
+def test_resolve_by_a_profiles_scheduler_name(
+    pod_scheduler_name: str | None, backend: str | None
+) -> None:
+    config = parse_scheduler_config(
+        {"profiles": [{"name": "coscheduling", "config": {"schedulerName": "gangs"}}]}
+    )
+    assert config.resolve(pod_scheduler_name) == backend
+    assert config.profiles["coscheduling"].scheduler_name == "gangs"
 
 
 @pytest.mark.parametrize(
@@ -300,6 +354,7 @@ def test_backend_for_rejects(names: tuple[str | None, ...], errors: list[str]) -
     [
         (None, []),
         ({"profiles": [{"name": "kai-scheduler"}]}, ["podgroups.scheduling.run.ai"]),
+        ({"profiles": [{"name": "coscheduling"}]}, ["podgroups.scheduling.x-k8s.io"]),
         (
             {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]},
             ["workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io"],

@@ -27,7 +27,7 @@ from gangway_podgang.decide import (
 )
 from gangway_podgang.manifests import podgang_spec
 from gangway_podgang.plan import PlannedGang, plan_podgangs
-from tests.unit.podgang.test_plan import podcliquesets
+from tests.support.strategies import podcliquesets
 
 GATE = labels.PODGANG_PENDING_CREATION_GATE
 INITIALIZED = labels.INITIALIZED

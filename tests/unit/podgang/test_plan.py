@@ -18,6 +18,7 @@ from gangway_contracts.grove import (
 )
 from gangway_podgang.plan import Plan, plan_podgangs
 from tests.support.manifests import fixture
+from tests.support.strategies import podcliquesets
 
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -115,47 +116,6 @@ def test_unresolvable_topology_is_left_out_and_reported() -> None:
 
 
 # --- properties -----------------------------------------------------------------------------
-
-label = st.from_regex(r"\A[a-z]([a-z0-9]{0,6})\Z")
-
-
-@st.composite
-def podcliquesets(draw: st.DrawFn) -> dict[str, Any]:
-    names = draw(st.lists(label, min_size=1, max_size=5, unique=True))
-    cliques = []
-    for name in names:
-        replicas = draw(st.integers(1, 4))
-        min_available = draw(st.none() | st.integers(1, replicas))
-        spec: dict[str, Any] = {
-            "roleName": name,
-            "replicas": replicas,
-            "podSpec": {"containers": [{"name": "c", "image": "i"}]},
-        }
-        if min_available is not None:
-            spec["minAvailable"] = min_available
-        cliques.append({"name": name, "spec": spec})
-    # Scaling groups take disjoint slices of the cliques; the rest stay standalone.
-    grouped = draw(st.lists(st.sampled_from(names), unique=True))
-    groups = []
-    for i in range(0, len(grouped), 2):
-        replicas = draw(st.integers(1, 4))
-        groups.append(
-            {
-                "name": f"g{i}",
-                "cliqueNames": grouped[i : i + 2],
-                "replicas": replicas,
-                "minAvailable": draw(st.integers(1, replicas)),
-            }
-        )
-    return {
-        "apiVersion": "grove.io/v1alpha1",
-        "kind": "PodCliqueSet",
-        "metadata": {"name": draw(label), "namespace": "ns"},
-        "spec": {
-            "replicas": draw(st.integers(0, 3)),
-            "template": {"cliques": cliques, "podCliqueScalingGroups": groups},
-        },
-    }
 
 
 def pods_of(plan: Plan) -> list[str]:

@@ -3,6 +3,8 @@
     scheduler:
       profiles:
         - name: kai-scheduler
+        - name: coscheduling          # scheduler-plugins' Coscheduling, a second scheduler
+          config: {schedulerName: scheduler-plugins-scheduler, scheduleTimeoutSeconds: 60}
         - name: default-scheduler
           config: {gangScheduling: true}
           default: true
@@ -15,6 +17,8 @@
 Rules: ``default-scheduler`` (alias ``kube-scheduler``) is always enabled; at most one
 default (none: default-scheduler); built-in backends get typed configuration, unknown keys
 rejected; anything else must be declared ``external``. Every error names its field path.
+A pod's ``schedulerName`` picks its backend by profile name, or by the ``schedulerName`` a
+profile's config gives (coscheduling: its scheduler is not named after the backend).
 """
 
 from __future__ import annotations
@@ -26,13 +30,14 @@ from typing import Any, Final
 
 import msgspec
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gangway_contracts.errors import FieldError, FieldErrors, field_path
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import is_dns_label
 
 KAI_SCHEDULER: Final = "kai-scheduler"
+COSCHEDULING: Final = "coscheduling"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 ALIASES: Final = {"kube-scheduler": DEFAULT_SCHEDULER}
 
@@ -63,9 +68,32 @@ class KaiSchedulerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class CoschedulingConfig(BaseModel):
+    """coscheduling: scheduler-plugins' Coscheduling plugin, which runs in a scheduler of its
+    own name. One PodGroup per PodGang."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+    # The profile of the second scheduler that enables Coscheduling (the name its own
+    # install gives it); pods are handed to it.
+    scheduler_name: str = Field(default="scheduler-plugins-scheduler", alias="schedulerName")
+    # How long a gang's first placed pods wait for the rest before all are released and
+    # retried; unset: the plugin's permitWaitingTimeSeconds (60 s by default).
+    schedule_timeout_seconds: int | None = Field(
+        default=None, alias="scheduleTimeoutSeconds", ge=1, le=2**31 - 1
+    )
+
+    @field_validator("scheduler_name")
+    @classmethod
+    def _scheduler_name(cls, value: str) -> str:
+        if not is_dns_label(value):
+            raise ValueError("must be a DNS-1123 label: the pods' schedulerName")
+        return value
+
+
 BUILTIN_CONFIG: Final[dict[str, type[BaseModel]]] = {
     DEFAULT_SCHEDULER: KubeSchedulerConfig,
     KAI_SCHEDULER: KaiSchedulerConfig,
+    COSCHEDULING: CoschedulingConfig,
 }
 
 
@@ -96,6 +124,13 @@ class Profile:
     config: BaseModel | dict[str, Any] = field(default_factory=dict)
     resources: tuple[str, ...] = ()  # an external backend's own resources, to be mirrored
 
+    @property
+    def scheduler_name(self) -> str:
+        """The schedulerName its pods get: its config's, else the profile's name."""
+        if isinstance(self.config, CoschedulingConfig):
+            return self.config.scheduler_name
+        return self.name
+
 
 @dataclass(frozen=True)
 class SchedulerConfig:
@@ -113,7 +148,10 @@ class SchedulerConfig:
         if not scheduler_name:
             return self.default
         name = canonical_name(scheduler_name)
-        return name if name in self.profiles else None
+        if name in self.profiles:
+            return name
+        by_scheduler = (p.name for p in self.profiles.values() if p.scheduler_name == name)
+        return next(by_scheduler, None)
 
     def backend_for(self, pcs: PodCliqueSet) -> str:
         """The backend that owns a PodCliqueSet's gangs, from its cliques' schedulerName.
@@ -183,7 +221,7 @@ def _POD_SPEC(i: int) -> tuple[str | int, ...]:  # noqa: N802 - reads as a path 
 def _pydantic_errors(exc: ValidationError, *prefix: str | int) -> list[FieldError]:
     errors = []
     for err in exc.errors():
-        reason = err["msg"]
+        reason = err["msg"].removeprefix("Value error, ")  # a validator's own words
         if err["type"] == "extra_forbidden":
             reason = "unknown field"
         errors.append(FieldError(field=field_path(*prefix, *err["loc"]), reason=reason))
@@ -269,6 +307,31 @@ def _resolve_default(
     return named
 
 
+def _scheduler_name_clashes(
+    profiles: dict[str, Profile], index: dict[str, int]
+) -> list[FieldError]:
+    """A schedulerName of a profile's config must not be another profile's: a pod naming it
+    would belong to two backends."""
+    errors = []
+    for name, profile in profiles.items():
+        own = profile.scheduler_name
+        if own == name:
+            continue
+        clash = canonical_name(own) if canonical_name(own) in profiles else None
+        clash = clash or next(
+            (n for n, p in profiles.items() if n != name and p.scheduler_name == own), None
+        )
+        if clash is not None:
+            errors.append(
+                FieldError(
+                    field=f"scheduler.profiles[{index[name]}].config.schedulerName",
+                    reason=f'"{own}" is profile {clash}\'s scheduler: pods naming it would '
+                    "belong to two backends",
+                )
+            )
+    return errors
+
+
 def parse_scheduler_config(section: Any) -> SchedulerConfig:
     """Validate the ``scheduler`` section; raise FieldErrors listing every problem."""
     try:
@@ -297,6 +360,7 @@ def parse_scheduler_config(section: Any) -> SchedulerConfig:
     profiles.setdefault(
         DEFAULT_SCHEDULER, Profile(name=DEFAULT_SCHEDULER, config=KubeSchedulerConfig())
     )
+    errors += _scheduler_name_clashes(profiles, index)
     default = _resolve_default(raw, profiles, index)
     if isinstance(default, FieldError):
         errors.append(default)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from gangway_contracts import labels
 from gangway_contracts.config import (
+    COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
     RESOURCE_REF,
@@ -64,6 +65,9 @@ def _backend_resource(backend: str, plural: str, group: str, *versions: str) -> 
 
 
 KAI_PODGROUPS = _backend_resource(KAI_SCHEDULER, "podgroups", "scheduling.run.ai", "v2alpha2")
+COSCHEDULING_PODGROUPS = _backend_resource(
+    COSCHEDULING, "podgroups", "scheduling.x-k8s.io", "v1alpha1"
+)
 # Workload API: 1.35 serves v1alpha1 (Workload only), 1.36 v1alpha2 and 1.37 v1beta1
 # (Workload + PodGroup).
 WORKLOADS = _backend_resource(
@@ -81,6 +85,8 @@ def backend_resources(config: SchedulerConfig) -> list[MirroredResource]:
         profile = config.profiles[name]
         if name == KAI_SCHEDULER:
             found.append(KAI_PODGROUPS)
+        elif name == COSCHEDULING:
+            found.append(COSCHEDULING_PODGROUPS)
         elif name == DEFAULT_SCHEDULER:
             kube = profile.config
             if isinstance(kube, KubeSchedulerConfig) and kube.gang_scheduling:

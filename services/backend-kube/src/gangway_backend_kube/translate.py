@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final, Literal
 
+from gangway_backendkit.checks import without_topology
 from gangway_backendkit.converge import carried_metadata
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest, SyncFailed
@@ -32,7 +33,6 @@ from gangway_contracts.grove import (
     PodCliqueSet,
     PodGang,
     longest_instance_names,
-    topology_constraints,
 )
 from gangway_contracts.k8s import is_dns_label
 from gangway_contracts.rpc import UnsupportedFeature
@@ -186,26 +186,7 @@ def validate(
     pcs: PodCliqueSet, gang_scheduling: bool
 ) -> tuple[list[FieldError], list[UnsupportedFeature]]:
     """Errors (rejected at admission) and unsupported features (admitted, reported)."""
-    errors: list[FieldError] = []
-    unsupported: list[UnsupportedFeature] = []
-    for field, constraint in topology_constraints(pcs):
-        if constraint.required:
-            errors.append(
-                FieldError(
-                    field=f"{field}.pack.required",
-                    reason="default-scheduler has no topology-aware gang placement, so required "
-                    "packing cannot be honoured; use preferred, or a topology-aware scheduler "
-                    "such as kai-scheduler",
-                )
-            )
-        if constraint.preferred:
-            unsupported.append(
-                UnsupportedFeature(
-                    field=f"{field}.pack.preferred",
-                    feature="TopologyPreferredPacking",
-                    message="default-scheduler ignores preferred topology packing",
-                )
-            )
+    errors, unsupported = without_topology(pcs, NAME)
     if not gang_scheduling:
         return errors, unsupported
     errors.extend(

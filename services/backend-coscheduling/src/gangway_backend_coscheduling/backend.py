@@ -1,0 +1,72 @@
+"""The coscheduling backend: one scheduler-plugins PodGroup per PodGang, pods handed to the
+scheduler whose profile enables the Coscheduling plugin."""
+
+from __future__ import annotations
+
+from gangway_backend_coscheduling import translate
+from gangway_backend_coscheduling.translate import NAME, PODGROUPS
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.pods import prepare_each
+from gangway_backendkit.protocol import Capabilities, Manifest, Synced
+from gangway_contracts.config import CoschedulingConfig, SchedulerConfig
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.rpc import (
+    PreparePodsReply,
+    PreparePodsRequest,
+    ValidateReply,
+    ValidateRequest,
+)
+from gangway_runtime.service import CannotStart
+
+
+class CoschedulingBackend:
+    name = NAME
+    capabilities = Capabilities(gang=True, topology=False, queues=False)
+
+    def __init__(self, config: CoschedulingConfig | None = None) -> None:
+        self.config = config or CoschedulingConfig()
+        self._prepare = translate.prepare_pod(self.config.scheduler_name)
+
+    @classmethod
+    def from_config(cls, config: SchedulerConfig) -> CoschedulingBackend:
+        profile = config.profiles.get(NAME)
+        own = profile.config if profile else None
+        return cls(own if isinstance(own, CoschedulingConfig) else None)
+
+    async def init(self, ctx: BackendContext) -> None:
+        if not await ctx.kube.serves(PODGROUPS):
+            raise CannotStart(
+                f"the API server does not serve {PODGROUPS.plural}.{PODGROUPS.group}/"
+                f"{PODGROUPS.version}: install scheduler-plugins (its PodGroup CRD) and run "
+                f"its scheduler as {self.config.scheduler_name} before enabling the {NAME} "
+                "profile"
+            )
+
+    def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
+        return [translate.podgroup(podgang, self.config)]
+
+    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+        meta = podgang.metadata
+        desired = translate.podgroup(podgang, self.config)
+        change = await ensure(ctx.kube, PODGROUPS, desired, field_manager=ctx.field_manager)
+        message = f"PodGroup {meta.name} minMember {desired['spec']['minMember']} ({change})"
+        if spare := translate.spare_pods(podgang):
+            message += (
+                f"; one minimum for the whole PodGang: spare pods of {', '.join(spare)} "
+                "may count towards another podgroup's minimum"
+            )
+        return Synced(resources=[f"PodGroup {meta.namespace}/{meta.name}"], message=message)
+
+    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
+        await delete_owned(ctx.kube, PODGROUPS, last.namespace, last.name, last.uid)
+
+    def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
+        return prepare_each(request, self._prepare)
+
+    async def validate_podcliqueset(
+        self, request: ValidateRequest, ctx: BackendContext | None
+    ) -> ValidateReply:
+        errors, unsupported = translate.validate(request.podcliqueset)
+        return ValidateReply(allowed=not errors, errors=errors, unsupported=unsupported)
