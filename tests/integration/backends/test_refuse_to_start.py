@@ -7,12 +7,23 @@ import asyncio
 import os
 import sys
 
+import pytest
+
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 
 
-async def test_kai_backend_without_kais_crds_exits_with_the_reason(nats_url: str) -> None:
-    # Gangway's CRDs only: no KAI PodGroup CRD in this cluster.
+@pytest.mark.parametrize(
+    ("module", "missing"),
+    [
+        ("gangway_backend_kai", "podgroups.scheduling.run.ai/v2alpha2"),
+        ("gangway_backend_coscheduling", "podgroups.scheduling.x-k8s.io/v1alpha1"),
+    ],
+)
+async def test_a_backend_without_its_schedulers_crds_exits_with_the_reason(
+    nats_url: str, module: str, missing: str
+) -> None:
+    # Gangway's CRDs only: no scheduler's PodGroup CRD in this cluster.
     with ControlPlane.start(controller_manager=False, crds=crd_files()) as cp:
         env = {
             **os.environ,
@@ -25,7 +36,7 @@ async def test_kai_backend_without_kais_crds_exits_with_the_reason(nats_url: str
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "gangway_backend_kai",
+            module,
             env=env,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -33,7 +44,5 @@ async def test_kai_backend_without_kais_crds_exits_with_the_reason(nats_url: str
         output, _ = await asyncio.wait_for(proc.communicate(), 60)
     text = output.decode()
     assert proc.returncode == 2, text
-    assert (
-        "cannot start: the API server does not serve podgroups.scheduling.run.ai/v2alpha2" in text
-    )
+    assert f"cannot start: the API server does not serve {missing}" in text
     assert "Traceback" not in text

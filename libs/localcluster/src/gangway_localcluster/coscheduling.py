@@ -47,6 +47,8 @@ PACKAGES: Final = {f"{MODULE}/cmd/scheduler": BINARY}
 CRDS: Final = ("config/crd/bases/scheduling.x-k8s.io_podgroups.yaml",)
 # The name scheduler-plugins' own second-scheduler install gives it.
 SCHEDULER_NAME: Final = "scheduler-plugins-scheduler"
+# How long a rejected gang's pods wait before the scheduler tries them again unasked.
+UNSCHEDULABLE_FLUSH_SECONDS: Final = 15
 
 
 @dataclass(frozen=True)
@@ -146,5 +148,9 @@ def scheduler_args(
         "--authentication-skip-lookup=true",
         "--bind-address=127.0.0.1",
         f"--secure-port={port}",
+        # Coscheduling rejects a whole gang when one pod does not fit, and its pods come back
+        # only on a pod or PodGroup event, or when the scheduler flushes unschedulable pods
+        # (5 min by default): new nodes alone do not retry them. docs/backends.md says so.
+        f"--pod-max-in-unschedulable-pods-duration={UNSCHEDULABLE_FLUSH_SECONDS}s",
         "-v=1",
     ]

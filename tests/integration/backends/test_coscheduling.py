@@ -1,0 +1,90 @@
+"""backend-coscheduling against the real API server serving scheduler-plugins' PodGroup CRD
+(from its module download): the PodGroup it keeps (the API server validates it), updates
+and drift repair, BackendSynced saying what one minimum cannot keep, pods the API accepts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_backend_coscheduling.backend import CoschedulingBackend
+from gangway_backend_coscheduling.translate import POD_GROUP_LABEL, PODGROUPS
+from gangway_contracts import labels
+from gangway_contracts.codec import from_object, to_json
+from gangway_contracts.config import COSCHEDULING, CoschedulingConfig
+from gangway_contracts.grove import PodGang
+from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
+from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_runtime.kube import Kube
+from tests.integration.backends.test_kube import pod
+from tests.integration.watcher.conftest import labelled
+from tests.support.backends import backend_synced, live, running_backend
+from tests.support.kube import resource_path, server_side_apply
+from tests.support.manifests import fixture
+from tests.support.store import eventually
+
+CONFIG = {"profiles": [{"name": COSCHEDULING, "config": {"scheduleTimeoutSeconds": 20}}]}
+
+
+def base_gang(namespace: str) -> dict[str, Any]:
+    gang = labelled(fixture("podgangs/base-gang.yaml"), namespace, "llama-disagg-0")
+    gang["metadata"]["labels"][labels.SCHEDULER_NAME] = COSCHEDULING
+    gang.pop("status")
+    return gang
+
+
+def podgroup(name: str) -> dict[str, Any]:
+    return {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup", "metadata": {"name": name}}
+
+
+async def test_a_podgang_becomes_one_coscheduling_podgroup(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    gang = base_gang(namespace)
+    minimum = sum(g["minReplicas"] for g in gang["spec"]["podgroups"])
+    backend = CoschedulingBackend(CoschedulingConfig(schedule_timeout_seconds=20))
+    async with running_backend(api, nc, subjects, namespace, backend, CONFIG):
+        await server_side_apply(api, gang, namespace)
+        group = await eventually(lambda: live(api, podgroup("llama-disagg-0"), namespace), bool)
+        assert group["spec"] == {"minMember": minimum, "scheduleTimeoutSeconds": 20}
+        owner = group["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"]) == ("PodGang", "llama-disagg-0")
+        synced = await eventually(
+            lambda: live(api, gang, namespace), lambda g: backend_synced(g).get("status") == "True"
+        )
+        said = backend_synced(synced)["message"]
+        assert f"minMember {minimum}" in said
+        # Three pworkers for a minimum of two beside other roles: their spare pod counts.
+        assert "spare pods of llama-disagg-0-prefill-0-pworker" in said, said
+
+        # Someone deletes it: made again.
+        await Kube(api).request(
+            "DELETE", await resource_path(api, podgroup("llama-disagg-0"), namespace)
+        )
+        await eventually(
+            lambda: live(api, podgroup("llama-disagg-0"), namespace),
+            lambda g: bool(g) and g["metadata"]["uid"] != group["metadata"]["uid"],
+        )
+
+        # A podgroup's minimum changes: the PodGroup follows, in place.
+        gang["spec"]["podgroups"][0]["minReplicas"] += 1
+        await server_side_apply(api, gang, namespace)
+        await eventually(
+            lambda: live(api, podgroup("llama-disagg-0"), namespace),
+            lambda g: g["spec"]["minMember"] == minimum + 1,
+        )
+
+        # Pods prepared by the backend are accepted by the API server, gated.
+        request = PreparePodsRequest(
+            podgang=from_object(gang, PodGang),
+            pods=[pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)],
+        )
+        subject = subjects.backend(COSCHEDULING, BackendOperation.PREPARE_PODS)
+        reply = await nc.request(subject, to_json(request), timeout=10)
+        [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
+        created = await server_side_apply(api, prepared, namespace)
+        assert created["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
+        assert created["metadata"]["labels"][POD_GROUP_LABEL] == "llama-disagg-0"
