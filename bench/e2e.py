@@ -7,14 +7,17 @@ process (as ``gangway up`` runs them), measured from outside the services.
     uv run python bench/e2e.py --nodes 0             # no scheduler: ends at gates lifted
     uv run python bench/e2e.py --scheduler kai-scheduler          # ScaleTest_1000, KAI's
                                                      # scheduler and binder on 100 kwok nodes
+    uv run python bench/e2e.py --scheduler coscheduling           # ScaleTest_1000,
+                                                     # scheduler-plugins' Coscheduling
     uv run python bench/e2e.py --podcliquesets 100 --replicas 5   # 100 submitted at once
 
 Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no controller
-manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes, and for
-kai-scheduler KAI's scheduler and binder, the gangs in an unlimited queue) and nats-server;
-watcher, podgang, both backends and admission (registered as the webhook) as their own
-processes. Grove's ScaleTest_1000 shape: each PodCliqueSet has ``--replicas`` gangs of one
-clique of 2 pods (minAvailable 2). All PodCliqueSets are created at once; the report gives
+manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes, for
+kai-scheduler KAI's scheduler and binder, the gangs in an unlimited queue, and for
+coscheduling scheduler-plugins' scheduler) and nats-server; watcher, podgang, the backends
+and admission (registered as the webhook) as their own processes. Grove's ScaleTest_1000
+shape: each PodCliqueSet has ``--replicas`` gangs of one clique of 2 pods (minAvailable 2).
+All PodCliqueSets are created at once; the report gives
 - submit → every pod created, → every gate lifted, and with a scheduler → every pod bound,
   → every pod Running (the journal's own times, and the pods' bind times from the API
   server's LIST; the end state checked once through the API server);
@@ -57,10 +60,15 @@ from gangway_cli.timeline import gang_latencies, percentile
 from gangway_cli.up import LocalWebhook
 from gangway_contracts import events as ev
 from gangway_contracts import labels
-from gangway_contracts.config import DEFAULT_SCHEDULER, KAI_SCHEDULER, load_operator_config
+from gangway_contracts.config import (
+    COSCHEDULING,
+    DEFAULT_SCHEDULER,
+    KAI_SCHEDULER,
+    load_operator_config,
+)
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import Subjects
-from gangway_localcluster import kai
+from gangway_localcluster import coscheduling, kai
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
@@ -93,9 +101,9 @@ def least_writes_per_gang(scheduler: str, gang: bool, placed: bool) -> dict[str,
     # Initialized=True; per pod its create and its gate's removal; once placed, its status
     # Scheduled (with phase Starting) and Running
     podgang += 2 if placed else 0
-    # KAI: PodGroup, the PodGang's skip-podgrouper mark, BackendSynced; default-scheduler:
-    # (Workload, its PodGroup,) BackendSynced.
-    backend = 3 if scheduler == KAI_SCHEDULER or gang else 1
+    # KAI: PodGroup, the PodGang's skip-podgrouper mark, BackendSynced; coscheduling:
+    # PodGroup, BackendSynced; default-scheduler: (Workload, its PodGroup,) BackendSynced.
+    backend = {KAI_SCHEDULER: 3, COSCHEDULING: 2}.get(scheduler, 3 if gang else 1)
     return {"podgang": podgang, "backend": backend}
 
 
@@ -121,11 +129,16 @@ class Run:
         return self.gangs * PODS_PER_GANG
 
     def config(self) -> dict[str, Any]:
-        """Both backends, as ``gangway up`` runs them; the one measured is the default."""
-        kube: dict[str, Any] = {"name": DEFAULT_SCHEDULER, "config": {"gangScheduling": self.gang}}
-        kai: dict[str, Any] = {"name": KAI_SCHEDULER}
-        (kai if self.scheduler == KAI_SCHEDULER else kube)["default"] = True
-        return {"scheduler": {"profiles": [kube, kai]}}
+        """default-scheduler and KAI, as ``gangway up`` runs them, and Coscheduling when it is
+        measured; the one measured is the default."""
+        profiles: dict[str, dict[str, Any]] = {
+            DEFAULT_SCHEDULER: {"name": DEFAULT_SCHEDULER, "config": {"gangScheduling": self.gang}},
+            KAI_SCHEDULER: {"name": KAI_SCHEDULER},
+        }
+        if self.scheduler == COSCHEDULING:
+            profiles[COSCHEDULING] = {"name": COSCHEDULING}
+        profiles[self.scheduler]["default"] = True
+        return {"scheduler": {"profiles": list(profiles.values())}}
 
     def podcliquesets_to_submit(self) -> list[dict[str, Any]]:
         found = []
@@ -234,12 +247,14 @@ async def bench(run: Run) -> dict[str, Any]:
     config_file.write_text(yaml.safe_dump(run.config()))
     config = load_operator_config(config_file.read_text())
     on_kai = run.placed and run.scheduler == KAI_SCHEDULER
+    on_coscheduling = run.placed and run.scheduler == COSCHEDULING
     with (
         ControlPlane.start(
             controller_manager=False,
             crds=crd_files(schedulers=True),
             scheduling=run.placed,
             kai=on_kai,
+            coscheduling=coscheduling.SCHEDULER_NAME if on_coscheduling else None,
         ) as cp,
         NatsServer.start() as server,
     ):
@@ -425,7 +440,9 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--scheduler", choices=(DEFAULT_SCHEDULER, KAI_SCHEDULER), default=DEFAULT_SCHEDULER
+        "--scheduler",
+        choices=(DEFAULT_SCHEDULER, KAI_SCHEDULER, COSCHEDULING),
+        default=DEFAULT_SCHEDULER,
     )
     parser.add_argument(
         "--gang",

@@ -182,8 +182,8 @@ async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(
 async def test_the_demo_fails_naming_the_sample_admission_refused(
     namespace: str, up: Up, api: ApiClient
 ) -> None:
-    """This module's ``up`` enables only default-scheduler: the demo's KAI sample is refused
-    at admission, and the demo says which and why, and exits non-zero."""
+    """This module's ``up`` enables only default-scheduler: the demo's KAI and Coscheduling
+    samples are refused at admission, and the demo says which and why, and exits non-zero."""
     process = await asyncio.create_subprocess_exec(
         Path(sys.executable).parent / "gangway",
         "demo",
@@ -196,7 +196,9 @@ async def test_the_demo_fails_naming_the_sample_admission_refused(
     out, _ = await asyncio.wait_for(process.communicate(), 60)
     text = out.decode()
     assert process.returncode == 1, text
-    [refused] = [line for line in text.splitlines() if "refused:" in line]
-    assert refused.startswith("demo-inference"), text
-    assert '"kai-scheduler" is not an enabled scheduler backend' in refused, text
-    assert "not done: 1 of 3 refused (demo-inference)" in text
+    kai, coscheduling = [line for line in text.splitlines() if "refused:" in line]
+    assert kai.startswith("demo-inference"), text
+    assert '"kai-scheduler" is not an enabled scheduler backend' in kai, text
+    assert coscheduling.startswith("demo-training"), text
+    assert '"scheduler-plugins-scheduler" is not an enabled scheduler backend' in coscheduling
+    assert "not done: 2 of 4 refused (demo-inference, demo-training)" in text

@@ -3,11 +3,11 @@ to the cluster ``gangway up`` runs, and show each one's progress until it is don
 PodGangs created, pods created, gangs Initialized, scheduling gates lifted, pods bound to
 nodes by the scheduler, pods Running.
 
-With Ready nodes, and the scheduler a sample names served (KAI's PodGroups for the KAI
-sample), the sample is done when every pod runs: a gang of a scaling group beyond its
+With Ready nodes, and the scheduler a sample names served (KAI's Queues for the KAI sample,
+scheduler-plugins' PodGroups for the Coscheduling one), the sample is done when every pod runs: a gang of a scaling group beyond its
 minAvailable is released once its base gang is scheduled. Without nodes a sample ends at
 gates lifted, and the scaled gangs that wait for their base gang are counted as waiting, not
-as missing. A sample refused (by admission, or for want of KAI) says why, and the demo exits
+as missing. A sample refused (by admission, or for want of its scheduler) says why, and the demo exits
 non-zero.
 """
 
@@ -25,6 +25,7 @@ from typing import Any, Final, TextIO
 import msgspec
 import yaml
 
+from gangway_backend_coscheduling.translate import PODGROUPS as COSCHEDULING_PODGROUPS
 from gangway_backend_kai.translate import QUEUES
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
@@ -38,7 +39,12 @@ from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
 
 NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)
 NODES: Final = ApiResource("", "v1", "nodes", namespaced=False)
-SAMPLES: Final = ("default-scheduler.yaml", "kai-scheduler.yaml", "scaling-group.yaml")
+SAMPLES: Final = (
+    "default-scheduler.yaml",
+    "kai-scheduler.yaml",
+    "coscheduling.yaml",
+    "scaling-group.yaml",
+)
 FIELD_MANAGER: Final = "gangway-demo"
 BAR: Final = 12
 
@@ -182,6 +188,7 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
     # The KAI sample's queue is gangway up's (KAI's default-queue): a cluster without it
     # refuses the sample at admission, and the demo says so.
     has_kai = await kube.serves(QUEUES)
+    has_coscheduling = await kube.serves(COSCHEDULING_PODGROUPS)
     has_nodes = await _ready_nodes(kube) > 0
     found = []
     for name in SAMPLES:
@@ -190,6 +197,11 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
         progress = Progress(pcs.metadata.name, plan_podgangs(pcs, None), placed_here=has_nodes)
         if name.startswith("kai") and not has_kai:
             progress.refused = "KAI is not installed (the API server serves no KAI Queues)"
+        elif name.startswith("coscheduling") and not has_coscheduling:
+            progress.refused = (
+                "scheduler-plugins is not installed (the API server serves no "
+                f"{COSCHEDULING_PODGROUPS.plural}.{COSCHEDULING_PODGROUPS.group})"
+            )
         else:
             try:
                 await apply(kube, PODCLIQUESETS, doc)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gangway_localcluster import build
+from gangway_localcluster import build, coscheduling, kai
 
 
 def module_json(go_mod: Path) -> dict[str, Any]:
@@ -34,6 +34,19 @@ def test_checked_in_module_is_what_the_generator_writes(tmp_path: Path) -> None:
         assert checked_in.get(key) == rendered.get(key), key
     tidy = {(r["Path"], r["Version"]) for r in checked_in["Require"]}
     assert {(r["Path"], r["Version"]) for r in rendered["Require"]} <= tidy
+
+
+@pytest.mark.parametrize("wrapped", [kai.KAI, coscheduling.SCHEDULER_PLUGINS], ids=lambda w: w.name)
+def test_checked_in_scheduler_modules_are_what_the_generator_writes(
+    tmp_path: Path, wrapped: build.WrappedModule
+) -> None:
+    """The schedulers' wrappers, regenerated from the module cache the build filled: go.mod
+    and go.sum as checked in (a hand edit, or an upstream pin moved, shows here)."""
+    writer = kai.write_module if wrapped is kai.KAI else coscheduling.write_module
+    writer(tmp_path / wrapped.name)
+    for file in ("go.mod", "go.sum"):
+        written = (tmp_path / wrapped.name / file).read_text()
+        assert written == (wrapped.wrapper / file).read_text(), file
 
 
 def test_binaries_report_the_pinned_versions() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from tests.support.paths import FIXTURES
 
 CONFIG = str(FIXTURES / "config" / "kai-default.yaml")
 BINDING = fixture("topology/datacenter.yaml")
+SAMPLES = resources.files("gangway_cli.samples")
 
 
 def write(tmp_path: Path, *docs: dict[str, Any]) -> str:
@@ -111,3 +113,19 @@ def test_an_external_backend_cannot_be_rendered(
     code, _, err = render(capsys, "--config", str(config), write(tmp_path, pcs))
     assert code == 1
     assert "external backend" in err
+
+
+def test_coscheduling_podgroup_then_pods_for_its_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = str(FIXTURES / "config" / "coscheduling.yaml")
+    sample = yaml.safe_load(SAMPLES.joinpath("coscheduling.yaml").read_text())
+    code, docs, err = render(capsys, "--config", config, write(tmp_path, sample))
+    assert (code, err) == (0, "")
+    group, *pods = docs
+    assert (group["kind"], group["metadata"]["name"]) == ("PodGroup", "demo-training-0")
+    assert group["spec"] == {"minMember": 5, "scheduleTimeoutSeconds": 30}
+    assert [p["kind"] for p in pods] == ["Pod"] * 5
+    for pod in pods:
+        assert pod["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
+        assert pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "demo-training-0"

@@ -118,3 +118,26 @@ def test_topology_levels_from_the_binding_beside_it(
         'spec.template.cliques[1].topologyConstraint.pack.required: "zone" is broader than '
         '"block" required by spec.template.podCliqueScalingGroups[0].topologyConstraint'
     )
+
+
+def test_coscheduling_admits_a_shared_minimum_with_a_warning_and_refuses_required_packing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """disaggregated-inference requires packing for some cliques: refused, the field named;
+    without packing, admitted, and each clique whose spare pods share its PodGang's one
+    minimum is named in a warning."""
+    config = str(FIXTURES / "config" / "coscheduling.yaml")
+    pcs = on_scheduler(inference(), "scheduler-plugins-scheduler")
+    code, _, err = validate(capsys, "--config", config, write(tmp_path, "a.yaml", pcs, BINDING))
+    assert code == 1
+    assert any(
+        line.startswith("spec.template.cliques[4].topologyConstraint.pack.required: coscheduling")
+        for line in err
+    ), err
+    template = pcs["spec"]["template"]
+    for holder in [template, *template["cliques"], *template["podCliqueScalingGroups"]]:
+        holder.pop("topologyConstraint", None)
+    code, out, err = validate(capsys, "--config", config, write(tmp_path, "b.yaml", pcs))
+    assert (code, out) == (0, "admitted: inference/llama-disagg → coscheduling\n")
+    assert err, "a warning per clique with spare pods"
+    assert all("(PerPodGroupMinimum)" in line for line in err), err

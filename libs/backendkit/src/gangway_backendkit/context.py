@@ -10,8 +10,9 @@ from nats.js import JetStreamContext
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
-from gangway_runtime.kube import Kube
+from gangway_runtime.kube import ApiResource, Kube
 from gangway_runtime.objects import last_record
+from gangway_runtime.service import CannotStart
 
 
 @dataclass(frozen=True)
@@ -32,3 +33,12 @@ class BackendContext:
         if record is None or record.deleted:
             return None
         return msgspec.json.decode(record.object, type=PodCliqueSet)
+
+    async def require(self, resource: ApiResource, remedy: str) -> None:
+        """Refuse to start (exit 2, one line) unless the API server serves ``resource``;
+        ``remedy`` says what to install."""
+        if not await self.kube.serves(resource):
+            raise CannotStart(
+                f"the API server does not serve {resource.plural}.{resource.group}/"
+                f"{resource.version}: {remedy}"
+            )

@@ -361,6 +361,48 @@ def build_missing(
             run_go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(out), pkg], directory)
 
 
+@dataclass(frozen=True)
+class WrappedModule:
+    """A scheduler built from a wrapper module of ours (``tools/<name>``) into
+    ``~/.cache/gangway/<name>-v<version>/``, beside CRDs copied from the same module
+    download."""
+
+    name: str
+    module: str
+    version: str
+    packages: Mapping[str, str]  # package in the module → binary name
+    crd_files: tuple[str, ...]  # paths in the module
+
+    @property
+    def wrapper(self) -> Path:
+        return REPO / "tools" / self.name
+
+    @property
+    def target(self) -> Path:
+        return cache_root() / f"{self.name}-v{self.version}"
+
+    def crds(self) -> tuple[Path, ...]:
+        """The CRDs, copied once (no build: a cluster that only stores the scheduler's
+        objects needs nothing more)."""
+        with locked(self.target.parent / f".{self.name}-v{self.version}-crds.lock"):
+            return copied_from_module(
+                self.module, self.version, self.crd_files, self.target / "crds"
+            )
+
+    def build(self, log: bool = False) -> Path:
+        """Every binary, built once; the folder that holds them."""
+        with locked(self.target.parent / f".{self.name}-v{self.version}.lock"):
+            build_missing(
+                self.packages,
+                self.target,
+                f"v{self.version}",
+                module=lambda: self.wrapper,
+                ldflags="-s -w",
+                log=log,
+            )
+        return self.target
+
+
 def ensure_kwok(log: bool = False) -> tuple[Path, tuple[Path, ...]]:
     """kwok and its stages, built and copied once from ``sigs.k8s.io/kwok@v<KWOK_VERSION>``."""
     target = cache_root() / f"kwok-v{KWOK_VERSION}"

@@ -25,19 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from gangway_localcluster.build import (
-    REPO,
-    build_missing,
-    cache_root,
-    copied_from_module,
-    locked,
-    module_dir,
-    write_wrapper,
-)
+from gangway_localcluster.build import WrappedModule, module_dir, write_wrapper
 
 SCHEDULER_PLUGINS_VERSION: Final = "0.34.7"
 MODULE: Final = "sigs.k8s.io/scheduler-plugins"
-TOOLS_MODULE: Final = REPO / "tools" / "scheduler-plugins"
 KUBERNETES_PATCH: Final = "1.34.9"
 # Staging modules only k8s.io/kubernetes's module graph names (nothing imports them).
 SAMPLE_MODULES: Final = ("sample-apiserver", "sample-cli-plugin", "sample-controller")
@@ -58,29 +49,19 @@ class CoschedulingBinaries:
     version: str
 
 
-def _target() -> Path:
-    return cache_root() / f"scheduler-plugins-v{SCHEDULER_PLUGINS_VERSION}"
+SCHEDULER_PLUGINS: Final = WrappedModule(
+    "scheduler-plugins", MODULE, SCHEDULER_PLUGINS_VERSION, PACKAGES, CRDS
+)
 
 
 def crds() -> tuple[Path, ...]:
-    """The PodGroup CRD, copied once from the module download (no build needed)."""
-    target = _target()
-    with locked(target.parent / f".scheduler-plugins-v{SCHEDULER_PLUGINS_VERSION}-crds.lock"):
-        return copied_from_module(MODULE, SCHEDULER_PLUGINS_VERSION, CRDS, target / "crds")
+    """The PodGroup CRD, from the module download."""
+    return SCHEDULER_PLUGINS.crds()
 
 
 def ensure_coscheduling(log: bool = False) -> CoschedulingBinaries:
     """The scheduler, built once from the wrapper module, and its CRD."""
-    target = _target()
-    with locked(target.parent / f".scheduler-plugins-v{SCHEDULER_PLUGINS_VERSION}.lock"):
-        build_missing(
-            PACKAGES,
-            target,
-            f"v{SCHEDULER_PLUGINS_VERSION}",
-            module=lambda: TOOLS_MODULE,
-            ldflags="-s -w",
-            log=log,
-        )
+    target = SCHEDULER_PLUGINS.build(log)
     return CoschedulingBinaries(
         scheduler=target / BINARY, crds=crds(), version=SCHEDULER_PLUGINS_VERSION
     )
@@ -102,10 +83,10 @@ def _staging_names(go_mod: str) -> list[str]:
     return sorted(set(re.findall(rf"(?<![\w./-])(k8s\.io/[\w.-]+) v{own}$", go_mod, re.M)))
 
 
-def write_module(directory: Path = TOOLS_MODULE) -> None:
+def write_module(directory: Path | None = None) -> None:
     upstream = (module_dir(MODULE, SCHEDULER_PLUGINS_VERSION) / "go.mod").read_text()
     write_wrapper(
-        directory,
+        directory or SCHEDULER_PLUGINS.wrapper,
         MODULE,
         SCHEDULER_PLUGINS_VERSION,
         purpose="scheduler-plugins' scheduler (Coscheduling) Gangway tests and `gangway up` run",

@@ -22,18 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from gangway_localcluster.build import (
-    REPO,
-    build_missing,
-    cache_root,
-    copied_from_module,
-    locked,
-    write_wrapper,
-)
+from gangway_localcluster.build import WrappedModule, write_wrapper
 
 KAI_VERSION: Final = "0.12.0"
 KAI_MODULE: Final = "github.com/NVIDIA/KAI-scheduler"
-TOOLS_MODULE: Final = REPO / "tools" / "kai"
 # Package in the module → binary name.
 PACKAGES: Final = {
     f"{KAI_MODULE}/cmd/scheduler": "kai-scheduler",
@@ -66,30 +58,17 @@ class KaiBinaries:
     version: str
 
 
-def _target() -> Path:
-    return cache_root() / f"kai-v{KAI_VERSION}"
+KAI: Final = WrappedModule("kai", KAI_MODULE, KAI_VERSION, PACKAGES, CRDS)
 
 
 def crds() -> tuple[Path, ...]:
-    """KAI's CRDs, copied once from its module download (no build: a control plane that
-    only stores PodGroups needs nothing more)."""
-    target = _target()
-    with locked(target.parent / f".kai-v{KAI_VERSION}-crds.lock"):
-        return copied_from_module(KAI_MODULE, KAI_VERSION, CRDS, target / "crds")
+    """KAI's CRDs, from its module download."""
+    return KAI.crds()
 
 
 def ensure_kai(log: bool = False) -> KaiBinaries:
     """KAI's scheduler and binder, built once from the wrapper module, and its CRDs."""
-    target = _target()
-    with locked(target.parent / f".kai-v{KAI_VERSION}.lock"):
-        build_missing(
-            PACKAGES,
-            target,
-            f"v{KAI_VERSION}",
-            module=lambda: TOOLS_MODULE,
-            ldflags="-s -w",
-            log=log,
-        )
+    target = KAI.build(log)
     return KaiBinaries(
         scheduler=target / "kai-scheduler",
         binder=target / "kai-binder",
@@ -98,11 +77,11 @@ def ensure_kai(log: bool = False) -> KaiBinaries:
     )
 
 
-def write_module(directory: Path = TOOLS_MODULE) -> None:
+def write_module(directory: Path | None = None) -> None:
     """Generate the wrapper module: KAI's own pins, unchanged, so the build resolves exactly
     the graph KAI releases with (gpu-operator's pseudo-version is known only to KAI's go.sum)."""
     write_wrapper(
-        directory,
+        directory or KAI.wrapper,
         KAI_MODULE,
         KAI_VERSION,
         purpose="the KAI scheduler and binder Gangway tests and `gangway up` run",

@@ -18,7 +18,6 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
-from gangway_runtime.service import CannotStart
 
 
 class CoschedulingBackend:
@@ -36,13 +35,11 @@ class CoschedulingBackend:
         return cls(own if isinstance(own, CoschedulingConfig) else None)
 
     async def init(self, ctx: BackendContext) -> None:
-        if not await ctx.kube.serves(PODGROUPS):
-            raise CannotStart(
-                f"the API server does not serve {PODGROUPS.plural}.{PODGROUPS.group}/"
-                f"{PODGROUPS.version}: install scheduler-plugins (its PodGroup CRD) and run "
-                f"its scheduler as {self.config.scheduler_name} before enabling the {NAME} "
-                "profile"
-            )
+        await ctx.require(
+            PODGROUPS,
+            f"install scheduler-plugins (its PodGroup CRD) and run its scheduler as "
+            f"{self.config.scheduler_name} before enabling the {NAME} profile",
+        )
 
     def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
         return [translate.podgroup(podgang, self.config)]

@@ -24,7 +24,6 @@ from gangway_contracts.rpc import (
     ValidateRequest,
 )
 from gangway_contracts.subjects import Kind, ObjectKey
-from gangway_runtime.service import CannotStart
 from gangway_runtime.status import PODGANGS
 
 
@@ -33,12 +32,10 @@ class KaiBackend:
     capabilities = Capabilities(gang=True, topology=True, queues=True)
 
     async def init(self, ctx: BackendContext) -> None:
-        if not await ctx.kube.serves(PODGROUPS):
-            raise CannotStart(
-                f"the API server does not serve {PODGROUPS.plural}.{PODGROUPS.group}/"
-                f"{PODGROUPS.version}: install the KAI scheduler (its PodGroup CRD) before "
-                f"enabling the {NAME} profile"
-            )
+        await ctx.require(
+            PODGROUPS,
+            f"install the KAI scheduler (its PodGroup CRD) before enabling the {NAME} profile",
+        )
 
     def resources(
         self, podgang: PodGang, podcliqueset: PodCliqueSet | None
