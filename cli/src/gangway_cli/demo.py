@@ -4,11 +4,11 @@ PodGangs created, pods created, gangs Initialized, scheduling gates lifted, pods
 nodes by the scheduler, pods Running.
 
 With Ready nodes, and the scheduler a sample names served (KAI's Queues for the KAI sample,
-scheduler-plugins' PodGroups for the Coscheduling one), the sample is done when every pod runs: a gang of a scaling group beyond its
-minAvailable is released once its base gang is scheduled. Without nodes a sample ends at
-gates lifted, and the scaled gangs that wait for their base gang are counted as waiting, not
-as missing. A sample refused (by admission, or for want of its scheduler) says why, and the demo exits
-non-zero.
+scheduler-plugins' PodGroups for the Coscheduling one), the sample is done when every pod
+runs: a gang of a scaling group beyond its minAvailable is released once its base gang is
+scheduled. Without nodes a sample ends at gates lifted, and the scaled gangs that wait for
+their base gang are counted as waiting, not as missing. A sample refused (by admission, or
+for want of its scheduler) says why, and the demo exits non-zero.
 """
 
 from __future__ import annotations

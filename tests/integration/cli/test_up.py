@@ -33,7 +33,8 @@ TRACED = ("watcher", "podgang", "backend-default-scheduler", "admission")
 
 async def _demo_runs_to_the_end(env: dict[str, str]) -> None:
     """``gangway demo`` against what ``up`` runs: every sample admitted and done, every pod
-    bound by the scheduler it names (kube-scheduler, or KAI's scheduler and binder) and
+    bound by the scheduler it names (kube-scheduler, KAI's scheduler and binder, or
+    scheduler-plugins' Coscheduling) and
     Running on up's kwok nodes (the scaled prefill gangs released once their base gang was
     scheduled)."""
     process = await asyncio.create_subprocess_exec(
@@ -48,12 +49,13 @@ async def _demo_runs_to_the_end(env: dict[str, str]) -> None:
     text = out.decode()
     assert process.returncode == 0, text
     assert "refused" not in text, text
-    for name in ("demo-trainer", "demo-inference", "demo-serving"):
+    for name in ("demo-trainer", "demo-inference", "demo-training", "demo-serving"):
         assert name in text
     lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("demo-")}
     assert "running ████████████ 4/4" in lines["demo-trainer"], text
     assert "running ████████████ 10/10" in lines["demo-serving"], text
     assert "running ████████████ 4/4" in lines["demo-inference"], text  # KAI's
+    assert "running ████████████ 5/5" in lines["demo-training"], text  # Coscheduling's
     assert text.rstrip().splitlines()[-2] == "done."
 
 
@@ -131,7 +133,8 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
             await _demo_runs_to_the_end(env)
             # Each backend keeps its resource for a PodGang it owns: a Workload for
             # default-scheduler, a KAI PodGroup for kai-scheduler (its queue from the
-            # PodCliqueSet the PodGang is part of).
+            # PodCliqueSet the PodGang is part of), a scheduler-plugins PodGroup for
+            # coscheduling.
             inference = labelled(fixture(INFERENCE), "demo", "llama-disagg")
             for clique in inference["spec"]["template"]["cliques"]:
                 clique.pop("topologyConstraint", None)  # no required packing on this backend
@@ -140,6 +143,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
             for backend, made in (
                 ("default-scheduler", f"{WORKLOADS.group}/{WORKLOADS.versions[0]} Workload"),
                 ("kai-scheduler", "scheduling.run.ai/v2alpha2 PodGroup"),
+                ("coscheduling", "scheduling.x-k8s.io/v1alpha1 PodGroup"),
             ):
                 gang = podgang("demo", f"llama-disagg-{backend}", backend)
                 await server_side_apply(api, gang, "demo")
@@ -178,7 +182,9 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
         "podgang",
         "backend-default-scheduler",
         "backend-kai-scheduler",
+        "backend-coscheduling",
         "admission",
     ):
         assert f"{service}: http://127.0.0.1:" in text
+    assert "scheduler-plugins v0.34.7 with Coscheduling, as scheduler-plugins-scheduler" in text
     assert "stopping" in text

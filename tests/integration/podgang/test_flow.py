@@ -78,9 +78,13 @@ async def test_each_step_is_journaled_and_told_on_the_podcliqueset(
     ours = [step for step in found if step in steps]
     assert ours == steps
     assert "BackendSynced" in found  # the backend's own entry, in the same timeline
-    events = await objects(api, namespace, "/apis/events.k8s.io/v1/namespaces/{ns}/events")
-    reasons = {e["reason"] for e in events.values() if e["regarding"]["name"] == "trainer"}
-    assert set(steps[1:]) <= reasons
+
+    async def reasons() -> set[str]:
+        events = await objects(api, namespace, "/apis/events.k8s.io/v1/namespaces/{ns}/events")
+        return {e["reason"] for e in events.values() if e["regarding"]["name"] == "trainer"}
+
+    # Each Event is written after its journal entry: the last may trail GatesLifted a moment.
+    await eventually(reasons, lambda found: set(steps[1:]) <= found)
 
     pcs = await live(api, workload(namespace, "trainer"), namespace)
     status = pcs["status"]
