@@ -6,6 +6,7 @@ from typing import Final
 
 from gangway_backend_coscheduling.backend import CoschedulingBackend
 from gangway_backend_kai.backend import KaiBackend
+from gangway_backend_koordinator.backend import KoordinatorBackend
 from gangway_backend_kube.backend import KubeBackend
 from gangway_backend_kube.translate import WORKLOAD_VERSIONS, WorkloadVersion
 from gangway_backendkit.protocol import Backend
@@ -13,11 +14,12 @@ from gangway_contracts.config import (
     COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
+    KOORDINATOR,
     SchedulerConfig,
 )
 from gangway_contracts.errors import FieldError, FieldErrors
 
-BUILTIN_BACKENDS: Final = (KAI_SCHEDULER, DEFAULT_SCHEDULER, COSCHEDULING)
+BUILTIN_BACKENDS: Final = (KAI_SCHEDULER, DEFAULT_SCHEDULER, COSCHEDULING, KOORDINATOR)
 
 
 def builtin_backend(
@@ -29,6 +31,8 @@ def builtin_backend(
         return KubeBackend.from_config(config, workload_version=workload_api)
     if name == COSCHEDULING:
         return CoschedulingBackend.from_config(config)
+    if name == KOORDINATOR:
+        return KoordinatorBackend.from_config(config)
     raise FieldErrors(
         [
             FieldError(

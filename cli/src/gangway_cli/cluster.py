@@ -15,6 +15,7 @@ import yaml
 
 from gangway_backend_coscheduling.translate import PODGROUPS as COSCHEDULING_PODGROUPS
 from gangway_backend_kai.translate import PODGROUPS as KAI_PODGROUPS
+from gangway_backend_koordinator.translate import PODGROUPS as KOORDINATOR_PODGROUPS
 from gangway_backend_kube.backend import served_workload_version
 from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
 
@@ -42,6 +43,7 @@ class Found:
     installed: list[str]  # Gangway's CRDs ``up`` had to install (the others were there)
     kai: bool
     coscheduling: bool  # scheduler-plugins' PodGroups
+    koordinator: bool  # Koordinator's PodGroups (scheduling.sigs.k8s.io)
     workload_api: str | None
 
 
@@ -68,6 +70,7 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
             installed=installed,
             kai=await kube.serves(KAI_PODGROUPS),
             coscheduling=await kube.serves(COSCHEDULING_PODGROUPS),
+            koordinator=await kube.serves(KOORDINATOR_PODGROUPS),
             workload_api=await served_workload_version(kube),
         )
 

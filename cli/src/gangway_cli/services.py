@@ -14,6 +14,7 @@ from gangway_contracts.config import (
     COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
+    KOORDINATOR,
     SchedulerConfig,
 )
 from gangway_localcluster import processes
@@ -23,6 +24,7 @@ BACKEND_MODULES: Final = {
     DEFAULT_SCHEDULER: "gangway_backend_kube",
     KAI_SCHEDULER: "gangway_backend_kai",
     COSCHEDULING: "gangway_backend_coscheduling",
+    KOORDINATOR: "gangway_backend_koordinator",
 }
 
 

@@ -3,9 +3,9 @@
 Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler, and kwok with a few fake GPU nodes) with Gangway's CRDs; KAI's scheduler and
 binder, KAI's CRDs and its default queues too, unless the operator configuration leaves the
-kai-scheduler profile out; scheduler-plugins' Coscheduling scheduler and its PodGroup CRD,
-under the coscheduling profile's schedulerName, unless the configuration leaves that profile
-out; nats-server with JetStream, and every Gangway service as a
+kai-scheduler profile out; scheduler-plugins' Coscheduling scheduler and Koordinator's
+koord-scheduler with their CRDs, each under its profile's schedulerName, unless the
+configuration leaves that profile out; nats-server with JetStream, and every Gangway service as a
 separate process (``services.py``); prints where everything is; Ctrl-C stops all of it and
 removes what it created. With ``--kubeconfig`` the cluster is an existing one: only NATS and
 the services start here (``cluster.py`` says what is asked of it).
@@ -39,14 +39,16 @@ from gangway_contracts.config import (
     COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
+    KOORDINATOR,
     SchedulerConfig,
     load_operator_config,
 )
 from gangway_contracts.errors import FieldErrors
+from gangway_localcluster import coscheduling as scheduler_plugins
+from gangway_localcluster import koordinator as koord
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import APIError, ControlPlane
-from gangway_localcluster.coscheduling import SCHEDULER_NAME, SCHEDULER_PLUGINS_VERSION
 from gangway_localcluster.crds import crd_files, gangway_crds
 from gangway_localcluster.kai import (
     DEFAULT_PARENT_QUEUE,
@@ -159,10 +161,11 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"up: {problem}", file=sys.stderr)
         return 2
-    # KAI and Coscheduling run here unless a configuration leaves their profiles out (the
-    # default enables both).
+    # KAI, Coscheduling and Koordinator run here unless a configuration leaves their
+    # profiles out (the default enables them all).
     kai = given is None or KAI_SCHEDULER in given.enabled
-    coscheduling = _coscheduler_name(given)
+    coscheduling = _scheduler_name(given, COSCHEDULING, scheduler_plugins.SCHEDULER_NAME)
+    koordinator = _scheduler_name(given, KOORDINATOR, koord.SCHEDULER_NAME)
     say = partial(print, flush=True)
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
@@ -179,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
                     nodes=node_pool(args),
                     kai=kai,
                     coscheduling=coscheduling,
+                    koordinator=koordinator,
                 )
             )
         except APIError as exc:  # the API server refused a node as described by the flags
@@ -246,6 +250,7 @@ def _local_cluster(
     nodes: NodePool,
     kai: bool,
     coscheduling: str | None,
+    koordinator: str | None,
 ) -> LocalCluster:
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
@@ -256,6 +261,7 @@ def _local_cluster(
         scheduling=True,
         kai=kai,
         coscheduling=coscheduling,
+        koordinator=koordinator,
     )
     stack.callback(cp.stop)
     if kai:
@@ -266,12 +272,12 @@ def _local_cluster(
     return LocalCluster(binaries, cp, nodes)
 
 
-def _coscheduler_name(given: SchedulerConfig | None) -> str | None:
-    """The schedulerName the local Coscheduling scheduler serves: the profile's, or its
-    default; None when a configuration leaves the profile out."""
+def _scheduler_name(given: SchedulerConfig | None, backend: str, default: str) -> str | None:
+    """The schedulerName a local second scheduler serves for ``backend``: its profile's, or
+    ``default`` without a configuration; None when a configuration leaves the profile out."""
     if given is None:
-        return SCHEDULER_NAME
-    profile = given.profiles.get(COSCHEDULING)
+        return default
+    profile = given.profiles.get(backend)
     return profile.scheduler_name if profile else None
 
 
@@ -311,17 +317,22 @@ class Running:
                     f"KAI queue {DEFAULT_QUEUE} (under {DEFAULT_PARENT_QUEUE}) for the demo"
                 )
             if self.local.cp.coscheduling:
+                name = _scheduler_name(config, COSCHEDULING, "")
                 yield (
-                    f"  scheduler-plugins v{SCHEDULER_PLUGINS_VERSION} with Coscheduling, "
-                    f"as {_coscheduler_name(config)}"
+                    f"  scheduler-plugins v{scheduler_plugins.SCHEDULER_PLUGINS_VERSION} with "
+                    f"Coscheduling, as {name}"
                 )
+            if self.local.cp.koordinator:
+                name = _scheduler_name(config, KOORDINATOR, "")
+                yield f"  Koordinator v{koord.KOORDINATOR_VERSION}'s koord-scheduler, as {name}"
         else:
             yield f"Existing cluster, Kubernetes {found.version} at {found.server}"
         yield f"  kubeconfig: {env['KUBECONFIG']}"
         served = {True: "served", False: "not served"}
         yield (
             f"  Workload API (scheduling.k8s.io): {workload_api}; KAI: {served[found.kai]}; "
-            f"Coscheduling PodGroups: {served[found.coscheduling]}"
+            f"Coscheduling PodGroups: {served[found.coscheduling]}; "
+            f"Koordinator PodGroups: {served[found.koordinator]}"
         )
         if self.local:
             crds = self.local.cp.crds
@@ -433,6 +444,8 @@ def default_config(found: cluster.Found) -> dict[str, Any]:
         profiles.append({"name": KAI_SCHEDULER})
     if found.coscheduling:
         profiles.append({"name": COSCHEDULING})
+    if found.koordinator:
+        profiles.append({"name": KOORDINATOR})
     return {"scheduler": {"profiles": profiles}}
 
 

@@ -32,6 +32,7 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
         "scheduling.k8s.io/workloads": LIST_WATCH,
         "scheduling.k8s.io/podgroups": LIST_WATCH,
         "scheduling.x-k8s.io/podgroups": LIST_WATCH,
+        "scheduling.sigs.k8s.io/podgroups": LIST_WATCH,
     },
     "gangway-podgang": {
         "/pods": frozenset({"create", "patch", "delete"}),
@@ -52,6 +53,11 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
     },
     "gangway-backend-coscheduling": {
         "scheduling.x-k8s.io/podgroups": WRITE,
+        "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
+        "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
+    },
+    "gangway-backend-koordinator": {
+        "scheduling.sigs.k8s.io/podgroups": WRITE,
         "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
         "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
     },
@@ -183,6 +189,13 @@ async def test_a_backend_cannot_touch_another_backends_objects(api: ApiClient) -
             kube = _attributes(f"scheduling.k8s.io/{plural}", verb, "tenant")
             assert not await allowed(api, "gangway-backend-kai", kube), verb
             assert not await allowed(api, "gangway-backend-coscheduling", kube), verb
-        coscheduling = _attributes("scheduling.x-k8s.io/podgroups", verb, "tenant")
-        assert not await allowed(api, "gangway-backend-kai", coscheduling), verb
-        assert not await allowed(api, "gangway-backend-kube", coscheduling), verb
+        # Each PodGroup kind is its own backend's alone.
+        podgroups = {
+            "gangway-backend-coscheduling": "scheduling.x-k8s.io/podgroups",
+            "gangway-backend-koordinator": "scheduling.sigs.k8s.io/podgroups",
+            "gangway-backend-kai": "scheduling.run.ai/podgroups",
+        }
+        for owner, resource in podgroups.items():
+            for other in set(podgroups) - {owner} | {"gangway-backend-kube"}:
+                attributes = _attributes(resource, verb, "tenant")
+                assert not await allowed(api, other, attributes), (other, resource, verb)

@@ -93,3 +93,26 @@ def pod(name: str, podgang: str, podclique: str) -> dict[str, Any]:
         },
         "spec": {"containers": [{"name": "c", "image": "i"}]},
     }
+
+
+def with_pods(gang: PodGang, counts: dict[str, int]) -> PodGang:
+    """``gang`` with ``counts[podgroup]`` pod references in each podgroup."""
+    spec = gang.spec
+    groups = [
+        {
+            "name": g.name,
+            "minReplicas": g.min_replicas,
+            "podReferences": [
+                {"namespace": "ns", "name": f"{g.name}-{i}"} for i in range(counts[g.name])
+            ],
+        }
+        for g in spec.podgroups
+    ]
+    meta = gang.metadata
+    return from_object(
+        {
+            "metadata": {"name": meta.name, "namespace": meta.namespace, "uid": meta.uid},
+            "spec": {"podgroups": groups},
+        },
+        PodGang,
+    )

@@ -12,36 +12,13 @@ from gangway_backend_coscheduling import translate
 from gangway_backend_coscheduling.backend import CoschedulingBackend
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import CoschedulingConfig, parse_scheduler_config
-from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
 from gangway_podgang.plan import plan_podgangs
 from tests.support.strategies import podcliquesets
-from tests.unit.backends.builders import pod, podcliqueset, podgang
+from tests.unit.backends.builders import pod, podcliqueset, podgang, with_pods
 
 GANG = podgang(("pcs-0-leader", 1), ("pcs-0-worker", 3))
-
-
-def with_pods(gang: PodGang, counts: dict[str, int]) -> PodGang:
-    """``gang`` with ``counts[podgroup]`` pod references in each podgroup."""
-    spec = gang.spec
-    groups = [
-        {
-            "name": g.name,
-            "minReplicas": g.min_replicas,
-            "podReferences": [
-                {"namespace": "ns", "name": f"{g.name}-{i}"} for i in range(counts[g.name])
-            ],
-        }
-        for g in spec.podgroups
-    ]
-    meta = gang.metadata
-    return from_object(
-        {
-            "metadata": {"name": meta.name, "namespace": meta.namespace, "uid": meta.uid},
-            "spec": {"podgroups": groups},
-        },
-        PodGang,
-    )
 
 
 def test_one_podgroup_per_podgang_its_minimum_the_sum_owned_by_it() -> None:

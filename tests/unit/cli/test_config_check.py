@@ -34,8 +34,8 @@ def test_errors_one_per_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert out.out == ""
     assert out.err.splitlines() == [
         'scheduler.profiles[2].name: unknown scheduler "volcano": supported are '
-        "coscheduling, default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
-        "backend with external: true",
+        "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler; declare a "
+        "third-party backend with external: true",
         "scheduler.profiles: at most one profile may be default, found kai-scheduler "
         "(profiles[0].default), default-scheduler (profiles[1].default)",
     ]

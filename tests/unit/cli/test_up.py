@@ -15,23 +15,33 @@ from gangway_contracts.config import parse_scheduler_config
 from gangway_localcluster.certs import ServingFiles
 
 
-def found(workload_api: str | None, kai: bool, coscheduling: bool = False) -> Found:
-    return Found("https://example:6443", "v1.36.4", [], kai, coscheduling, workload_api)
+def found(
+    workload_api: str | None, kai: bool, coscheduling: bool = False, koordinator: bool = False
+) -> Found:
+    return Found(
+        "https://example:6443", "v1.36.4", [], kai, coscheduling, koordinator, workload_api
+    )
 
 
 @pytest.mark.parametrize(
-    ("workload_api", "kai", "coscheduling", "enabled", "gang"),
+    ("workload_api", "kai", "second", "enabled", "gang"),
     [
-        ("v1alpha2", True, True, ["coscheduling", "default-scheduler", "kai-scheduler"], True),
+        (
+            "v1alpha2",
+            True,
+            True,
+            ["coscheduling", "default-scheduler", "kai-scheduler", "koordinator"],
+            True,
+        ),
         ("v1alpha1", False, False, ["default-scheduler"], True),
         (None, True, False, ["default-scheduler", "kai-scheduler"], False),
-        (None, False, True, ["coscheduling", "default-scheduler"], False),
+        (None, False, True, ["coscheduling", "default-scheduler", "koordinator"], False),
     ],
 )
 def test_the_default_configuration_follows_what_the_cluster_serves(
-    workload_api: str | None, kai: bool, coscheduling: bool, enabled: list[str], gang: bool
+    workload_api: str | None, kai: bool, second: bool, enabled: list[str], gang: bool
 ) -> None:
-    served = found(workload_api, kai, coscheduling)
+    served = found(workload_api, kai, coscheduling=second, koordinator=second)
     config = parse_scheduler_config(default_config(served)["scheduler"])
     assert sorted(config.enabled) == enabled
     assert config.default == "default-scheduler"

@@ -72,8 +72,9 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         {"profiles": [{"name": "kai"}]},
         [
             'scheduler.profiles[0].name: unknown scheduler "kai": supported are '
-            "coscheduling, default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
-            "backend with external: true"
+            "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler; "
+            "declare a "
+            "third-party backend with external: true"
         ],
     ),
     (
@@ -162,8 +163,9 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         {"profiles": [{"name": "kai"}, {"name": "default-scheduler", "config": {"x": 1}}]},
         [
             'scheduler.profiles[0].name: unknown scheduler "kai": supported are '
-            "coscheduling, default-scheduler, kai-scheduler, kube-scheduler; declare a third-party "
-            "backend with external: true",
+            "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler; "
+            "declare a "
+            "third-party backend with external: true",
             "scheduler.profiles[1].config.x: unknown field",
         ],
     ),

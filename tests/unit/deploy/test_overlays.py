@@ -14,7 +14,12 @@ CONFIGURED = sorted((REPO / "deploy" / "overlays").glob("*/operator.yaml"))
 
 
 def test_overlays_with_their_own_configuration_exist() -> None:
-    assert {p.parent.name for p in CONFIGURED} >= {"default", "kai-only", "coscheduling"}
+    assert {p.parent.name for p in CONFIGURED} >= {
+        "default",
+        "kai-only",
+        "coscheduling",
+        "koordinator",
+    }
 
 
 @pytest.mark.parametrize("config", CONFIGURED, ids=lambda p: p.parent.name)

@@ -5,6 +5,8 @@
         - name: kai-scheduler
         - name: coscheduling          # scheduler-plugins' Coscheduling, a second scheduler
           config: {schedulerName: scheduler-plugins-scheduler, scheduleTimeoutSeconds: 60}
+        - name: koordinator           # Koordinator's koord-scheduler (gangs, GangGroups)
+          config: {mode: Strict, matchPolicy: once-satisfied}
         - name: default-scheduler
           config: {gangScheduling: true}
           default: true
@@ -18,7 +20,8 @@ Rules: ``default-scheduler`` (alias ``kube-scheduler``) is always enabled; at mo
 default (none: default-scheduler); built-in backends get typed configuration, unknown keys
 rejected; anything else must be declared ``external``. Every error names its field path.
 A pod's ``schedulerName`` picks its backend by profile name, or by the ``schedulerName`` a
-profile's config gives (coscheduling: its scheduler is not named after the backend).
+profile's config gives (coscheduling, koordinator: their schedulers are not named after the
+backend).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 import yaml
@@ -38,6 +41,7 @@ from gangway_contracts.k8s import is_dns_label
 
 KAI_SCHEDULER: Final = "kai-scheduler"
 COSCHEDULING: Final = "coscheduling"
+KOORDINATOR: Final = "koordinator"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 ALIASES: Final = {"kube-scheduler": DEFAULT_SCHEDULER}
 
@@ -68,16 +72,15 @@ class KaiSchedulerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CoschedulingConfig(BaseModel):
-    """coscheduling: scheduler-plugins' Coscheduling plugin, which runs in a scheduler of its
-    own name. One PodGroup per PodGang."""
+class SecondSchedulerConfig(BaseModel):
+    """A backend whose scheduler runs beside the default one under a name of its own, and
+    holds a gang's first pods for a while waiting for the rest."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
-    # The profile of the second scheduler that enables Coscheduling (the name its own
-    # install gives it); pods are handed to it.
-    scheduler_name: str = Field(default="scheduler-plugins-scheduler", alias="schedulerName")
+    # The scheduler (profile) its pods are handed to.
+    scheduler_name: str
     # How long a gang's first placed pods wait for the rest before all are released and
-    # retried; unset: the plugin's permitWaitingTimeSeconds (60 s by default).
+    # retried; unset: the scheduler's own default.
     schedule_timeout_seconds: int | None = Field(
         default=None, alias="scheduleTimeoutSeconds", ge=1, le=2**31 - 1
     )
@@ -90,10 +93,34 @@ class CoschedulingConfig(BaseModel):
         return value
 
 
+class CoschedulingConfig(SecondSchedulerConfig):
+    """coscheduling: scheduler-plugins' Coscheduling plugin; one PodGroup per PodGang. Its
+    timeout default is the plugin's permitWaitingTimeSeconds (60 s)."""
+
+    # The name scheduler-plugins' own second-scheduler install gives it.
+    scheduler_name: str = Field(default="scheduler-plugins-scheduler", alias="schedulerName")
+
+
+class KoordinatorConfig(SecondSchedulerConfig):
+    """koordinator: Koordinator's koord-scheduler; one gang per podgroup, the PodGang's gangs
+    one GangGroup. Its timeout default is the plugin's defaultTimeout (600 s)."""
+
+    scheduler_name: str = Field(default="koord-scheduler", alias="schedulerName")
+    # Strict: a member failing in a cycle releases the gang's members placed in that cycle;
+    # NonStrict: placed members keep their places while the gang fills.
+    mode: Literal["Strict", "NonStrict"] = "Strict"
+    # Which pods count towards a gang's minimum; unset: the scheduler's default
+    # (once-satisfied).
+    match_policy: Literal["once-satisfied", "only-waiting", "waiting-and-running"] | None = Field(
+        default=None, alias="matchPolicy"
+    )
+
+
 BUILTIN_CONFIG: Final[dict[str, type[BaseModel]]] = {
     DEFAULT_SCHEDULER: KubeSchedulerConfig,
     KAI_SCHEDULER: KaiSchedulerConfig,
     COSCHEDULING: CoschedulingConfig,
+    KOORDINATOR: KoordinatorConfig,
 }
 
 
@@ -127,7 +154,7 @@ class Profile:
     @property
     def scheduler_name(self) -> str:
         """The schedulerName its pods get: its config's, else the profile's name."""
-        if isinstance(self.config, CoschedulingConfig):
+        if isinstance(self.config, SecondSchedulerConfig):
             return self.config.scheduler_name
         return self.name
 

@@ -15,6 +15,7 @@ from gangway_contracts.config import (
     COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
+    KOORDINATOR,
     RESOURCE_REF,
     KubeSchedulerConfig,
     SchedulerConfig,
@@ -68,6 +69,9 @@ KAI_PODGROUPS = _backend_resource(KAI_SCHEDULER, "podgroups", "scheduling.run.ai
 COSCHEDULING_PODGROUPS = _backend_resource(
     COSCHEDULING, "podgroups", "scheduling.x-k8s.io", "v1alpha1"
 )
+KOORDINATOR_PODGROUPS = _backend_resource(
+    KOORDINATOR, "podgroups", "scheduling.sigs.k8s.io", "v1alpha1"
+)
 # Workload API: 1.35 serves v1alpha1 (Workload only), 1.36 v1alpha2 and 1.37 v1beta1
 # (Workload + PodGroup).
 WORKLOADS = _backend_resource(
@@ -87,6 +91,8 @@ def backend_resources(config: SchedulerConfig) -> list[MirroredResource]:
             found.append(KAI_PODGROUPS)
         elif name == COSCHEDULING:
             found.append(COSCHEDULING_PODGROUPS)
+        elif name == KOORDINATOR:
+            found.append(KOORDINATOR_PODGROUPS)
         elif name == DEFAULT_SCHEDULER:
             kube = profile.config
             if isinstance(kube, KubeSchedulerConfig) and kube.gang_scheduling:

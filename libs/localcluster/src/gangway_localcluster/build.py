@@ -17,8 +17,9 @@ it with its own pins (checksums from the checksum database), into
 ``~/.cache/gangway/kwok-v<version>/`` beside the node and pod stages taken from the same module
 download: the bare binary has none, and without stages it does nothing.
 
-KAI's scheduler and binder (``kai.py``, ``tools/kai``) and scheduler-plugins' scheduler
-(``coscheduling.py``, ``tools/scheduler-plugins``) build the same way.
+KAI's scheduler and binder (``kai.py``, ``tools/kai``), scheduler-plugins' scheduler
+(``coscheduling.py``, ``tools/scheduler-plugins``) and Koordinator's koord-scheduler
+(``koordinator.py``, ``tools/koordinator``) build the same way.
 
     python -m gangway_localcluster.build                 # build (or reuse) and print paths
     python -m gangway_localcluster.build --write-module  # regenerate the tools/ modules
@@ -448,7 +449,11 @@ def staged(target: Path, name: str) -> Iterator[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     # The schedulers' modules build with this one's helpers: imported here, not at the top.
-    from gangway_localcluster import coscheduling, kai  # noqa: PLC0415 - they import this
+    from gangway_localcluster import (  # noqa: PLC0415 - they import this module
+        coscheduling,
+        kai,
+        koordinator,
+    )
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -456,23 +461,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-module",
         action="store_true",
-        help="regenerate tools/k8s, tools/kai and tools/scheduler-plugins (go.mod and go.sum) "
-        "for the pinned versions",
+        help="regenerate the wrapper modules under tools/ (go.mod and go.sum) for the pinned "
+        "versions",
     )
     args = parser.parse_args(argv)
     if args.write_module:
         write_module(KUBERNETES_VERSION, TOOLS_MODULE)
         kai.write_module()
         coscheduling.write_module()
+        koordinator.write_module()
         return 0
     binaries = ensure_binaries(log=True)
     scheduler = kai.ensure_kai(log=True)
     plugins = coscheduling.ensure_coscheduling(log=True)
+    koord = koordinator.ensure_koordinator(log=True)
     paths = {
         **{f.replace("_", "-"): getattr(binaries, f) for f in BINARY_FIELDS},
         "kai-scheduler": scheduler.scheduler,
         "kai-binder": scheduler.binder,
         coscheduling.BINARY: plugins.scheduler,
+        koordinator.BINARY: koord.scheduler,
     }
     for name, path in paths.items():
         print(f"{name}: {path}")

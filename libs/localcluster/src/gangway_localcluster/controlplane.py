@@ -9,7 +9,8 @@ references cascade and namespaces finish deleting as on a real cluster. With
 :meth:`ControlPlane.add_nodes` describes, and kwok marks those nodes Ready and runs the pods
 bound to them. Without it pods stay unscheduled. ``kai=True`` adds KAI's scheduler and binder
 (and its CRDs) for pods that name ``kai-scheduler``; ``coscheduling="<name>"`` adds
-scheduler-plugins' scheduler (and its PodGroup CRD) for pods that name ``<name>``.
+scheduler-plugins' scheduler (and its PodGroup CRD) for pods that name ``<name>``, and
+``koordinator="<name>"`` Koordinator's koord-scheduler (and its CRDs).
 
     with ControlPlane.start(scheduling=True, kai=True, coscheduling=SCHEDULER_NAME) as cp:
         cp.add_nodes(NodePool(count=4, gpus=8))
@@ -35,6 +36,7 @@ import yaml
 
 from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
+from gangway_localcluster import koordinator as koordinator_scheduler
 from gangway_localcluster import processes
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
@@ -99,17 +101,20 @@ class ControlPlane(processes.Supervised):
         scheduling: bool = False,
         kai: bool = False,
         coscheduling: str | None = None,
+        koordinator: str | None = None,
     ) -> ControlPlane:
         """Start everything; ``crds`` are installed before the controller manager starts,
         so its garbage collector watches them from its first discovery (else ~30 s later).
         ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`);
         ``kai``: KAI's scheduler and binder as well, and its CRDs; ``coscheduling``: the
-        schedulerName scheduler-plugins' Coscheduling scheduler serves, and its CRD."""
-        if (kai or coscheduling) and not scheduling:
+        schedulerName scheduler-plugins' Coscheduling scheduler serves, and its CRD;
+        ``koordinator``: the schedulerName koord-scheduler serves, and Koordinator's CRDs."""
+        if (kai or coscheduling or koordinator) and not scheduling:
             raise ValueError("second schedulers place pods on kwok's nodes: scheduling=True")
         binaries = binaries or ensure_binaries()
         kai_binaries = kai_scheduler.ensure_kai(log=True) if kai else None
         plugins = scheduler_plugins.ensure_coscheduling(log=True) if coscheduling else None
+        koord = koordinator_scheduler.ensure_koordinator(log=True) if koordinator else None
         if binaries.minor not in WORKLOAD_API:
             known = ", ".join(f"1.{m}" for m in sorted(WORKLOAD_API))
             raise RuntimeError(f"Kubernetes {binaries.version}: Workload API known for {known}")
@@ -146,7 +151,7 @@ class ControlPlane(processes.Supervised):
             cp.kubeconfig.chmod(0o600)
             # Once each: a caller may list KAI's CRDs too (a bench that stores PodGroups
             # with KAI running or not).
-            seconds = (kai_binaries, plugins)
+            seconds = (kai_binaries, plugins, koord)
             cp.crds = tuple(dict.fromkeys((*crds, *(c for b in seconds if b for c in b.crds))))
             cp.install_crds(cp.crds)
             if controller_manager:
@@ -157,7 +162,20 @@ class ControlPlane(processes.Supervised):
             if kai_binaries:
                 cp._start_kai(kai_binaries)
             if plugins and coscheduling:
-                cp._start_coscheduling(plugins, coscheduling)
+                cp._start_second_scheduler(
+                    plugins.scheduler,
+                    coscheduling,
+                    scheduler_plugins.PLUGINS,
+                    scheduler_plugins.EXTRA_ARGS,
+                )
+            if koord and koordinator:
+                cp._start_second_scheduler(
+                    koord.scheduler,
+                    koordinator,
+                    koordinator_scheduler.PLUGINS,
+                    koordinator_scheduler.EXTRA_ARGS,
+                    koordinator_scheduler.READY_PATH,
+                )
         except BaseException:
             cp.stop()
             raise
@@ -349,19 +367,44 @@ class ControlPlane(processes.Supervised):
             env=env,
         )
 
-    def _start_coscheduling(
-        self, binaries: scheduler_plugins.CoschedulingBinaries, scheduler_name: str
+    def _start_second_scheduler(
+        self,
+        binary: Path,
+        scheduler_name: str,
+        plugins: dict[str, Any],
+        extra_args: Sequence[str] = (),
+        ready_path: str = "/readyz",
     ) -> None:
-        """scheduler-plugins' scheduler with one Coscheduling profile, ``scheduler_name``."""
-        config = self.workdir / "coscheduling-config.yaml"
+        """A kube-scheduler build of another project (scheduler-plugins, Koordinator) with
+        one profile, ``scheduler_name``, of ``plugins``; ready once ``ready_path`` answers."""
+        config = self.workdir / f"{binary.name}-config.yaml"
+        profile = {"schedulerName": scheduler_name, "plugins": plugins}
         config.write_text(
-            yaml.safe_dump(scheduler_plugins.scheduler_config(self.kubeconfig, scheduler_name))
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "leaderElection": {"leaderElect": False},
+                    "clientConnection": {"kubeconfig": str(self.kubeconfig)},
+                    "profiles": [profile],
+                }
+            )
         )
         port = processes.free_port()
         self._serve(
-            scheduler_plugins.BINARY,
-            scheduler_plugins.scheduler_args(binaries, config, self.kubeconfig, port),
-            f"https://127.0.0.1:{port}/readyz",
+            binary.name,
+            [
+                binary,
+                f"--config={config}",
+                f"--authentication-kubeconfig={self.kubeconfig}",
+                f"--authorization-kubeconfig={self.kubeconfig}",
+                "--authentication-skip-lookup=true",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                *extra_args,
+                "-v=1",
+            ],
+            f"https://127.0.0.1:{port}{ready_path}",
             context=_unverified(),
         )
 
@@ -393,6 +436,10 @@ class ControlPlane(processes.Supervised):
     @property
     def coscheduling(self) -> bool:
         return any(c.name == scheduler_plugins.BINARY for c in self._children)
+
+    @property
+    def koordinator(self) -> bool:
+        return any(c.name == koordinator_scheduler.BINARY for c in self._children)
 
     @property
     def scheduling(self) -> bool:

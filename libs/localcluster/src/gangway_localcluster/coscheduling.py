@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from gangway_localcluster.build import WrappedModule, module_dir, write_wrapper
 
@@ -40,6 +40,16 @@ CRDS: Final = ("config/crd/bases/scheduling.x-k8s.io_podgroups.yaml",)
 SCHEDULER_NAME: Final = "scheduler-plugins-scheduler"
 # How long a rejected gang's pods wait before the scheduler tries them again unasked.
 UNSCHEDULABLE_FLUSH_SECONDS: Final = 15
+# Its profile: Coscheduling at every extension point it has and as the only queue sort (it
+# keeps a gang's pods together in the queue), as scheduler-plugins' own sample.
+PLUGINS: Final = {
+    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+    "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+}
+# Coscheduling rejects a whole gang when one pod does not fit, and its pods come back only on
+# a pod or PodGroup event, or when the scheduler flushes unschedulable pods (5 min by
+# default): new nodes alone do not retry them. docs/backends.md says so.
+EXTRA_ARGS: Final = (f"--pod-max-in-unschedulable-pods-duration={UNSCHEDULABLE_FLUSH_SECONDS}s",)
 
 
 @dataclass(frozen=True)
@@ -93,45 +103,3 @@ def write_module(directory: Path | None = None) -> None:
         packages=PACKAGES,
         pins=pins(upstream),
     )
-
-
-def scheduler_config(kubeconfig: Path, scheduler_name: str) -> dict[str, Any]:
-    """One profile, ``scheduler_name``, with Coscheduling at every extension point it has
-    and as the only queue sort (it keeps a gang's pods together in the queue)."""
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "leaderElection": {"leaderElect": False},
-        "clientConnection": {"kubeconfig": str(kubeconfig)},
-        "profiles": [
-            {
-                "schedulerName": scheduler_name,
-                "plugins": {
-                    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                    "queueSort": {
-                        "enabled": [{"name": "Coscheduling"}],
-                        "disabled": [{"name": "*"}],
-                    },
-                },
-            }
-        ],
-    }
-
-
-def scheduler_args(
-    binaries: CoschedulingBinaries, config: Path, kubeconfig: Path, port: int
-) -> list[str]:
-    return [
-        str(binaries.scheduler),
-        f"--config={config}",
-        f"--authentication-kubeconfig={kubeconfig}",
-        f"--authorization-kubeconfig={kubeconfig}",
-        "--authentication-skip-lookup=true",
-        "--bind-address=127.0.0.1",
-        f"--secure-port={port}",
-        # Coscheduling rejects a whole gang when one pod does not fit, and its pods come back
-        # only on a pod or PodGroup event, or when the scheduler flushes unschedulable pods
-        # (5 min by default): new nodes alone do not retry them. docs/backends.md says so.
-        f"--pod-max-in-unschedulable-pods-duration={UNSCHEDULABLE_FLUSH_SECONDS}s",
-        "-v=1",
-    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster import coscheduling
+from gangway_localcluster import coscheduling, koordinator
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster.build import REPO
 
@@ -24,8 +24,10 @@ def gangway_crds() -> list[Path]:
 
 def crd_files(schedulers: bool = False) -> list[Path]:
     """Gangway's own CRDs and Grove's ClusterTopologyBinding; with ``schedulers``, the second
-    schedulers' CRDs (KAI's, scheduler-plugins' PodGroup) from their module downloads, for a
-    cluster that stores their objects without running them (``ControlPlane.start(kai=True)``
-    and ``coscheduling=…`` install theirs themselves)."""
-    second = (*kai_scheduler.crds(), *coscheduling.crds()) if schedulers else ()
+    schedulers' CRDs (KAI's, scheduler-plugins' PodGroup, Koordinator's) from their module
+    downloads, for a cluster that stores their objects without running them
+    (``ControlPlane.start`` installs the CRDs of the schedulers it runs itself)."""
+    second = (
+        (*kai_scheduler.crds(), *coscheduling.crds(), *koordinator.crds()) if schedulers else ()
+    )
     return [*gangway_crds(), CLUSTER_TOPOLOGY_BINDINGS, *second]

@@ -10,15 +10,14 @@ see :func:`shared_minimums`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Final
 
-from gangway_backendkit.checks import without_topology
+from gangway_backendkit.checks import spare_pods_in_shared_gangs, without_topology
 from gangway_backendkit.converge import carried_metadata
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest
 from gangway_contracts.config import COSCHEDULING, CoschedulingConfig
-from gangway_contracts.errors import FieldError, field_path
+from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
@@ -93,31 +92,5 @@ def shared_minimums(pcs: PodCliqueSet) -> list[UnsupportedFeature]:
             f"clique {clique}'s pods beyond its minAvailable may count towards another "
             "clique's minimum",
         )
-        for field, clique, gang in _elastic_in_shared_gangs(pcs)
+        for field, clique, gang in spare_pods_in_shared_gangs(pcs)
     ]
-
-
-def _elastic_in_shared_gangs(pcs: PodCliqueSet) -> Iterator[tuple[str, str, str]]:
-    """(field, clique, which gang) for each clique with spare pods in a gang of several
-    podgroups: the base gang (ungrouped cliques and each scaling group's first
-    minAvailable replicas) or a scaled gang (one scaling-group replica)."""
-    template = pcs.spec.template
-    groups = template.pod_clique_scaling_groups
-    member_of = {name: g for g in groups for name in g.clique_names}
-    base_podgroups = sum(c.name not in member_of for c in template.cliques) + sum(
-        g.min_available * len(g.clique_names) for g in groups
-    )
-    for i, clique in enumerate(template.cliques):
-        spec = clique.spec
-        if spec.min_available is None or spec.min_available >= spec.replicas:
-            continue
-        group = member_of.get(clique.name)
-        in_base = group is None or group.min_available > 0
-        in_scaled = group is not None and group.replicas > group.min_available
-        shared = (in_base and base_podgroups > 1) or (
-            in_scaled and group is not None and len(group.clique_names) > 1
-        )
-        if shared:
-            field = field_path("spec", "template", "cliques", i, "spec", "minAvailable")
-            gang = "the base PodGang" if in_base and base_podgroups > 1 else "a scaled PodGang"
-            yield field, clique.name, gang

@@ -1,0 +1,73 @@
+"""The koordinator backend: one Koordinator gang (PodGroup) per podgroup of a PodGang, the
+PodGang's gangs one GangGroup, pods handed to koord-scheduler."""
+
+from __future__ import annotations
+
+import msgspec
+
+from gangway_backend_koordinator import translate
+from gangway_backend_koordinator.translate import NAME, PODGROUPS
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.pods import prepare_each
+from gangway_backendkit.protocol import Capabilities, Manifest, Synced
+from gangway_contracts.config import KoordinatorConfig, SchedulerConfig
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.rpc import (
+    PreparePodsReply,
+    PreparePodsRequest,
+    ValidateReply,
+    ValidateRequest,
+)
+
+
+class KoordinatorBackend:
+    name = NAME
+    capabilities = Capabilities(gang=True, topology=False, queues=False)
+
+    def __init__(self, config: KoordinatorConfig | None = None) -> None:
+        self.config = config or KoordinatorConfig()
+        self._prepare = translate.prepare_pod(self.config.scheduler_name)
+
+    @classmethod
+    def from_config(cls, config: SchedulerConfig) -> KoordinatorBackend:
+        profile = config.profiles.get(NAME)
+        own = profile.config if profile else None
+        return cls(own if isinstance(own, KoordinatorConfig) else None)
+
+    async def init(self, ctx: BackendContext) -> None:
+        await ctx.require(
+            PODGROUPS,
+            "install Koordinator (its CRDs) and run koord-scheduler as "
+            f"{self.config.scheduler_name} before enabling the {NAME} profile",
+        )
+
+    def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
+        return translate.podgroups(podgang, self.config)
+
+    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+        meta = podgang.metadata
+        changes = []
+        for desired in translate.podgroups(podgang, self.config):
+            change = await ensure(ctx.kube, PODGROUPS, desired, field_manager=ctx.field_manager)
+            changes.append(f"{desired['metadata']['name']} ({change})")
+        return Synced(
+            resources=[f"PodGroup {meta.namespace}/{g.name}" for g in podgang.spec.podgroups],
+            message=f"Koordinator GangGroup of {len(changes)} gangs, {self.config.mode}: "
+            + ", ".join(changes),
+        )
+
+    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
+        podgang = msgspec.json.decode(last.object, type=PodGang)
+        for group in podgang.spec.podgroups:
+            await delete_owned(ctx.kube, PODGROUPS, last.namespace, group.name, last.uid)
+
+    def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
+        return prepare_each(request, self._prepare)
+
+    async def validate_podcliqueset(
+        self, request: ValidateRequest, ctx: BackendContext | None
+    ) -> ValidateReply:
+        errors, unsupported = translate.validate(request.podcliqueset)
+        return ValidateReply(allowed=not errors, errors=errors, unsupported=unsupported)

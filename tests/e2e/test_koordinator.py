@@ -1,0 +1,176 @@
+"""Koordinator's real koord-scheduler places what backend-koordinator writes, on kwok nodes: a
+PodGang's roles are one GangGroup (one role fitting alone binds nothing), spare pods that hold
+a group back are said at admission, two PodGangs with room for one do not split it, and
+scaling and deleting take the gangs along. No pod is bound by hand."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import Any
+
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_backend_koordinator.translate import GROUPS, MODE, PODGROUPS
+from gangway_contracts import labels
+from gangway_localcluster.koordinator import SCHEDULER_NAME
+from gangway_runtime.kube import Kube
+from gangway_runtime.status import PODCLIQUESETS
+from tests.e2e.conftest import Nodes
+from tests.e2e.workloads import bound, gpu_clique, gpu_workload, running, whole_gang
+from tests.support.backends import live
+from tests.support.kube import server_side_apply
+from tests.support.manifests import on_scheduler
+from tests.support.podgang import condition, gated, pods
+from tests.support.store import eventually
+
+# Pods name koord-scheduler; the profile is found by it.
+CONFIG = {"profiles": [{"name": "koordinator", "default": True}]}
+PLACED_WITHIN = 60.0
+# How long a gang group that must not be placed is watched staying unplaced.
+UNPLACED_FOR = 8.0
+GC_WITHIN = 90.0
+
+
+def koordinated(pcs: dict[str, Any]) -> dict[str, Any]:
+    return on_scheduler(pcs, SCHEDULER_NAME)
+
+
+def podgroup(name: str) -> dict[str, Any]:
+    return {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup", "metadata": {"name": name}}
+
+
+def leader_and_workers(namespace: str, nodes: Nodes, leaders: int = 1) -> dict[str, Any]:
+    """A leader role (``leaders`` pods, one needed) and a worker role (two, both needed), a
+    whole 4-GPU node each pod."""
+    return koordinated(
+        gpu_workload(
+            namespace,
+            "serve",
+            nodes,
+            gpu_clique("leader", leaders, 1, gpus=4),
+            gpu_clique("worker", 2, 2, gpus=4),
+        )
+    )
+
+
+def by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for pod in found.values():
+        clique = pod["metadata"]["labels"][labels.PODCLIQUE]
+        counts[clique] = counts.get(clique, 0) + bool(pod["spec"].get("nodeName"))
+    return counts
+
+
+def ungated(count: int) -> Any:
+    return lambda found: len(found) == count and not any(map(gated, found.values()))
+
+
+async def stays_unbound(api: ApiClient, namespace: str) -> None:
+    try:
+        await eventually(
+            partial(pods, api, namespace), lambda f: bound(f.values()) > 0, UNPLACED_FOR
+        )
+    except AssertionError:
+        return
+    raise AssertionError("a pod was bound although its gang group cannot be placed whole")
+
+
+async def test_one_role_fitting_alone_binds_nothing_until_the_group_fits(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await nodes.add(2, gpus=4)  # room for the leader, or for both workers: not for all three
+    pcs = leader_and_workers(namespace, nodes)
+    await server_side_apply(api, pcs, namespace)
+    found = await eventually(partial(pods, api, namespace), ungated(3))
+    for pod in found.values():
+        assert pod["spec"]["schedulerName"] == SCHEDULER_NAME
+    members = [f"{namespace}/serve-0-leader", f"{namespace}/serve-0-worker"]
+    for name, minimum in (("serve-0-leader", 1), ("serve-0-worker", 2)):
+        gang = await live(api, podgroup(name), namespace)
+        assert gang["spec"]["minMember"] == minimum
+        assert json.loads(gang["metadata"]["annotations"][GROUPS]) == members
+        assert gang["metadata"]["annotations"][MODE] == "Strict"
+    await stays_unbound(api, namespace)
+
+    await nodes.add(1, gpus=4)
+    placed = await eventually(
+        partial(pods, api, namespace), lambda f: running(f.values()) == 3, PLACED_WITHIN
+    )
+    assert len({p["spec"]["nodeName"] for p in placed.values()}) == 3
+
+
+async def test_spare_pods_are_said_and_the_group_binds_once_every_pod_fits(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    """Three leaders (one needed) and two workers (both): each role's minimum would fit in
+    three nodes, but koord-scheduler v1.8.0 tries the GangGroup's pods leaders first, spare
+    leaders take the workers' room, and the group is rejected and tried again. Admission said
+    so; no pod binds until all five fit, then every one does."""
+    await nodes.add(3, gpus=4)
+    pcs = leader_and_workers(namespace, nodes, leaders=3)
+    await server_side_apply(api, pcs, namespace)
+    said = await eventually(
+        partial(live, api, pcs, namespace),
+        lambda p: condition(p, "FeaturesSupported").get("status") == "False",
+    )
+    assert (
+        "spec.template.cliques[0].spec.minAvailable: ElasticGangGroup"
+        in condition(said, "FeaturesSupported")["message"]
+    )
+    await eventually(partial(pods, api, namespace), ungated(5))
+    await stays_unbound(api, namespace)
+
+    await nodes.add(2, gpus=4)
+    placed = await eventually(
+        partial(pods, api, namespace), lambda f: running(f.values()) == 5, PLACED_WITHIN
+    )
+    assert by_clique(placed) == {"serve-0-leader": 3, "serve-0-worker": 2}
+
+
+async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await nodes.add(4, gpus=4)
+    pcs = koordinated(whole_gang(namespace, "trainer", nodes, 4, 4, replicas=2))
+    await server_side_apply(api, pcs, namespace)
+
+    def gang_of(pod: dict[str, Any]) -> str:
+        gang: str = pod["metadata"]["labels"][labels.PODGANG]
+        return gang
+
+    def one_gang_running(found: dict[str, dict[str, Any]]) -> bool:
+        counts = sorted(
+            running([p for p in found.values() if gang_of(p) == g])
+            for g in ("trainer-0", "trainer-1")
+        )
+        return len(found) == 8 and counts == [0, 4]
+
+    found = await eventually(partial(pods, api, namespace), one_gang_running, PLACED_WITHIN)
+    assert bound(found.values()) == 4
+
+
+async def test_scaling_and_deleting_take_the_gangs_along(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await nodes.add(2, gpus=4)
+    pcs = koordinated(whole_gang(namespace, "trainer", nodes, 2, 1))
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 2)
+    pcs["spec"]["replicas"] = 2
+    await server_side_apply(api, pcs, namespace)
+    await eventually(
+        partial(pods, api, namespace), lambda f: running(f.values()) == 4, PLACED_WITHIN
+    )
+    assert await live(api, podgroup("trainer-1-worker"), namespace)
+
+    pcs["spec"]["replicas"] = 1
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 2, GC_WITHIN)
+    gone = partial(live, api, podgroup("trainer-1-worker"), namespace)
+    await eventually(gone, lambda g: not g, GC_WITHIN)
+
+    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, "trainer"))
+    await eventually(partial(pods, api, namespace), lambda f: not f, GC_WITHIN)
+    gone = partial(live, api, podgroup("trainer-0-worker"), namespace)
+    await eventually(gone, lambda g: not g, GC_WITHIN)

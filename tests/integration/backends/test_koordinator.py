@@ -1,0 +1,90 @@
+"""backend-koordinator against the real API server serving Koordinator's CRDs (from its module
+download): a gang per podgroup in one GangGroup (the API server validates each PodGroup),
+updates and drift repair, pods the API accepts."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import Any
+
+import msgspec
+from kubernetes_asyncio.client.api_client import ApiClient
+from nats.aio.client import Client as NatsClient
+
+from gangway_backend_koordinator.backend import KoordinatorBackend
+from gangway_backend_koordinator.translate import GROUPS, MODE, POD_GROUP_LABEL, PODGROUPS
+from gangway_contracts import labels
+from gangway_contracts.codec import from_object, to_json
+from gangway_contracts.config import KOORDINATOR, KoordinatorConfig
+from gangway_contracts.grove import PodGang
+from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
+from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_runtime.kube import Kube
+from tests.integration.backends.test_kube import pod
+from tests.integration.watcher.conftest import labelled
+from tests.support.backends import backend_synced, live, running_backend
+from tests.support.kube import resource_path, server_side_apply
+from tests.support.manifests import fixture
+from tests.support.store import eventually
+
+CONFIG = {"profiles": [{"name": KOORDINATOR, "config": {"mode": "NonStrict"}}]}
+WORKER = "llama-disagg-0-prefill-0-pworker"
+
+
+def base_gang(namespace: str) -> dict[str, Any]:
+    gang = labelled(fixture("podgangs/base-gang.yaml"), namespace, "llama-disagg-0")
+    gang["metadata"]["labels"][labels.SCHEDULER_NAME] = KOORDINATOR
+    gang.pop("status")
+    return gang
+
+
+def podgroup(name: str) -> dict[str, Any]:
+    return {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup", "metadata": {"name": name}}
+
+
+async def test_a_podgang_becomes_a_gang_group(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    gang = base_gang(namespace)
+    names = [g["name"] for g in gang["spec"]["podgroups"]]
+    backend = KoordinatorBackend(KoordinatorConfig(mode="NonStrict"))
+    async with running_backend(api, nc, subjects, namespace, backend, CONFIG):
+        await server_side_apply(api, gang, namespace)
+        made = {}
+        for spec in gang["spec"]["podgroups"]:
+            found = await eventually(partial(live, api, podgroup(spec["name"]), namespace), bool)
+            assert found["spec"]["minMember"] == spec["minReplicas"]
+            notes = found["metadata"]["annotations"]
+            assert json.loads(notes[GROUPS]) == [f"{namespace}/{n}" for n in names]
+            assert notes[MODE] == "NonStrict"
+            made[spec["name"]] = found
+        synced = await eventually(
+            lambda: live(api, gang, namespace), lambda g: backend_synced(g).get("status") == "True"
+        )
+        assert f"GangGroup of {len(names)} gangs, NonStrict" in backend_synced(synced)["message"]
+
+        # Someone deletes one gang: made again.
+        await Kube(api).request("DELETE", await resource_path(api, podgroup(WORKER), namespace))
+        await eventually(
+            lambda: live(api, podgroup(WORKER), namespace),
+            lambda g: bool(g) and g["metadata"]["uid"] != made[WORKER]["metadata"]["uid"],
+        )
+
+        # A podgroup's minimum changes: its gang follows, in place.
+        gang["spec"]["podgroups"][2]["minReplicas"] = 3
+        await server_side_apply(api, gang, namespace)
+        await eventually(
+            lambda: live(api, podgroup(WORKER), namespace),
+            lambda g: g["spec"]["minMember"] == 3,
+        )
+
+        request = PreparePodsRequest(
+            podgang=from_object(gang, PodGang), pods=[pod(namespace, f"{WORKER}-0", gang)]
+        )
+        subject = subjects.backend(KOORDINATOR, BackendOperation.PREPARE_PODS)
+        reply = await nc.request(subject, to_json(request), timeout=10)
+        [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
+        created = await server_side_apply(api, prepared, namespace)
+        assert created["spec"]["schedulerName"] == "koord-scheduler"
+        assert created["metadata"]["labels"][POD_GROUP_LABEL] == WORKER
