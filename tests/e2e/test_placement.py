@@ -182,8 +182,9 @@ async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(
 async def test_the_demo_fails_naming_the_sample_admission_refused(
     namespace: str, up: Up, api: ApiClient
 ) -> None:
-    """This module's ``up`` enables only default-scheduler: the demo's KAI and Coscheduling
-    samples are refused at admission, and the demo says which and why, and exits non-zero."""
+    """This module's ``up`` enables only default-scheduler: the demo's KAI, Coscheduling and
+    Koordinator samples are refused at admission, and the demo says which and why, and exits
+    non-zero."""
     process = await asyncio.create_subprocess_exec(
         Path(sys.executable).parent / "gangway",
         "demo",
@@ -196,9 +197,11 @@ async def test_the_demo_fails_naming_the_sample_admission_refused(
     out, _ = await asyncio.wait_for(process.communicate(), 60)
     text = out.decode()
     assert process.returncode == 1, text
-    kai, coscheduling = [line for line in text.splitlines() if "refused:" in line]
+    kai, coscheduling, koordinator = [line for line in text.splitlines() if "refused:" in line]
     assert kai.startswith("demo-inference"), text
     assert '"kai-scheduler" is not an enabled scheduler backend' in kai, text
     assert coscheduling.startswith("demo-training"), text
     assert '"scheduler-plugins-scheduler" is not an enabled scheduler backend' in coscheduling
-    assert "not done: 2 of 4 refused (demo-inference, demo-training)" in text
+    assert koordinator.startswith("demo-roles"), text
+    assert '"koord-scheduler" is not an enabled scheduler backend' in koordinator
+    assert "not done: 3 of 5 refused (demo-inference, demo-training, demo-roles)" in text

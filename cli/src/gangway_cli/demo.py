@@ -4,11 +4,11 @@ PodGangs created, pods created, gangs Initialized, scheduling gates lifted, pods
 nodes by the scheduler, pods Running.
 
 With Ready nodes, and the scheduler a sample names served (KAI's Queues for the KAI sample,
-scheduler-plugins' PodGroups for the Coscheduling one), the sample is done when every pod
-runs: a gang of a scaling group beyond its minAvailable is released once its base gang is
-scheduled. Without nodes a sample ends at gates lifted, and the scaled gangs that wait for
-their base gang are counted as waiting, not as missing. A sample refused (by admission, or
-for want of its scheduler) says why, and the demo exits non-zero.
+scheduler-plugins' PodGroups for the Coscheduling one, Koordinator's for its own), the sample
+is done when every pod runs: a gang of a scaling group beyond its minAvailable is released
+once its base gang is scheduled. Without nodes a sample ends at gates lifted, and the scaled
+gangs that wait for their base gang are counted as waiting, not as missing. A sample refused
+(by admission, or for want of its scheduler) says why, and the demo exits non-zero.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import yaml
 
 from gangway_backend_coscheduling.translate import PODGROUPS as COSCHEDULING_PODGROUPS
 from gangway_backend_kai.translate import QUEUES
+from gangway_backend_koordinator.translate import PODGROUPS as KOORDINATOR_PODGROUPS
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -43,6 +44,7 @@ SAMPLES: Final = (
     "default-scheduler.yaml",
     "kai-scheduler.yaml",
     "coscheduling.yaml",
+    "koordinator.yaml",
     "scaling-group.yaml",
 )
 FIELD_MANAGER: Final = "gangway-demo"
@@ -189,6 +191,7 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
     # refuses the sample at admission, and the demo says so.
     has_kai = await kube.serves(QUEUES)
     has_coscheduling = await kube.serves(COSCHEDULING_PODGROUPS)
+    has_koordinator = await kube.serves(KOORDINATOR_PODGROUPS)
     has_nodes = await _ready_nodes(kube) > 0
     found = []
     for name in SAMPLES:
@@ -201,6 +204,11 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
             progress.refused = (
                 "scheduler-plugins is not installed (the API server serves no "
                 f"{COSCHEDULING_PODGROUPS.plural}.{COSCHEDULING_PODGROUPS.group})"
+            )
+        elif name.startswith("koordinator") and not has_koordinator:
+            progress.refused = (
+                "Koordinator is not installed (the API server serves no "
+                f"{KOORDINATOR_PODGROUPS.plural}.{KOORDINATOR_PODGROUPS.group})"
             )
         else:
             try:

@@ -49,13 +49,14 @@ async def _demo_runs_to_the_end(env: dict[str, str]) -> None:
     text = out.decode()
     assert process.returncode == 0, text
     assert "refused" not in text, text
-    for name in ("demo-trainer", "demo-inference", "demo-training", "demo-serving"):
+    for name in ("demo-trainer", "demo-inference", "demo-training", "demo-roles", "demo-serving"):
         assert name in text
     lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("demo-")}
     assert "running ████████████ 4/4" in lines["demo-trainer"], text
     assert "running ████████████ 10/10" in lines["demo-serving"], text
     assert "running ████████████ 4/4" in lines["demo-inference"], text  # KAI's
     assert "running ████████████ 5/5" in lines["demo-training"], text  # Coscheduling's
+    assert "running ████████████ 4/4" in lines["demo-roles"], text  # Koordinator's
     assert text.rstrip().splitlines()[-2] == "done."
 
 
@@ -183,8 +184,10 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
         "backend-default-scheduler",
         "backend-kai-scheduler",
         "backend-coscheduling",
+        "backend-koordinator",
         "admission",
     ):
         assert f"{service}: http://127.0.0.1:" in text
     assert "scheduler-plugins v0.34.7 with Coscheduling, as scheduler-plugins-scheduler" in text
+    assert "Koordinator v1.8.0's koord-scheduler, as koord-scheduler" in text
     assert "stopping" in text

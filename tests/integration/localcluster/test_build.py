@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gangway_localcluster import build, coscheduling, kai
+from gangway_localcluster import build, coscheduling, kai, koordinator
 
 
 def module_json(go_mod: Path) -> dict[str, Any]:
@@ -36,13 +36,21 @@ def test_checked_in_module_is_what_the_generator_writes(tmp_path: Path) -> None:
     assert {(r["Path"], r["Version"]) for r in rendered["Require"]} <= tidy
 
 
-@pytest.mark.parametrize("wrapped", [kai.KAI, coscheduling.SCHEDULER_PLUGINS], ids=lambda w: w.name)
+@pytest.mark.parametrize(
+    "wrapped",
+    [kai.KAI, coscheduling.SCHEDULER_PLUGINS, koordinator.KOORDINATOR],
+    ids=lambda w: w.name,
+)
 def test_checked_in_scheduler_modules_are_what_the_generator_writes(
     tmp_path: Path, wrapped: build.WrappedModule
 ) -> None:
     """The schedulers' wrappers, regenerated from the module cache the build filled: go.mod
     and go.sum as checked in (a hand edit, or an upstream pin moved, shows here)."""
-    writer = kai.write_module if wrapped is kai.KAI else coscheduling.write_module
+    writer = {
+        "kai": kai.write_module,
+        "scheduler-plugins": coscheduling.write_module,
+        "koordinator": koordinator.write_module,
+    }[wrapped.name]
     writer(tmp_path / wrapped.name)
     for file in ("go.mod", "go.sum"):
         written = (tmp_path / wrapped.name / file).read_text()

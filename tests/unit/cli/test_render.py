@@ -129,3 +129,21 @@ def test_coscheduling_podgroup_then_pods_for_its_scheduler(
     for pod in pods:
         assert pod["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
         assert pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "demo-training-0"
+
+
+def test_koordinator_gangs_in_one_group_then_pods_for_koord_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "operator.yaml"
+    config.write_text("scheduler: {profiles: [{name: koordinator, default: true}]}\n")
+    sample = yaml.safe_load(SAMPLES.joinpath("koordinator.yaml").read_text())
+    code, docs, err = render(capsys, "--config", str(config), write(tmp_path, sample))
+    assert (code, err) == (0, "")
+    gangs = [d for d in docs if d["kind"] == "PodGroup"]
+    assert [(g["metadata"]["name"], g["spec"]["minMember"]) for g in gangs] == [
+        ("demo-roles-0-server", 1),
+        ("demo-roles-0-worker", 3),
+    ]
+    pods = [d for d in docs if d["kind"] == "Pod"]
+    assert len(pods) == 4
+    assert {p["spec"]["schedulerName"] for p in pods} == {"koord-scheduler"}
