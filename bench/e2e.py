@@ -9,15 +9,18 @@ process (as ``gangway up`` runs them), measured from outside the services.
                                                      # scheduler and binder on 100 kwok nodes
     uv run python bench/e2e.py --scheduler coscheduling           # ScaleTest_1000,
                                                      # scheduler-plugins' Coscheduling
+    uv run python bench/e2e.py --scheduler koordinator            # ScaleTest_1000,
+                                                     # Koordinator's koord-scheduler
     uv run python bench/e2e.py --podcliquesets 100 --replicas 5   # 100 submitted at once
 
 Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no controller
 manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes, for
-kai-scheduler KAI's scheduler and binder, the gangs in an unlimited queue, and for
-coscheduling scheduler-plugins' scheduler) and nats-server; watcher, podgang, the backends
-and admission (registered as the webhook) as their own processes. Grove's ScaleTest_1000
-shape: each PodCliqueSet has ``--replicas`` gangs of one clique of 2 pods (minAvailable 2).
-All PodCliqueSets are created at once; the report gives
+kai-scheduler KAI's scheduler and binder, the gangs in an unlimited queue, for
+coscheduling scheduler-plugins' scheduler, for koordinator koord-scheduler) and
+nats-server; watcher, podgang, the backends and admission (registered as the webhook) as
+their own processes. Grove's ScaleTest_1000 shape: each PodCliqueSet has ``--replicas``
+gangs of one clique of 2 pods (minAvailable 2). All PodCliqueSets are created at once; the
+report gives
 - submit → every pod created, → every gate lifted, and with a scheduler → every pod bound,
   → every pod Running (the journal's own times, and the pods' bind times from the API
   server's LIST; the end state checked once through the API server);
@@ -64,11 +67,12 @@ from gangway_contracts.config import (
     COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
+    KOORDINATOR,
     load_operator_config,
 )
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import Subjects
-from gangway_localcluster import coscheduling, kai
+from gangway_localcluster import coscheduling, kai, koordinator
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
@@ -101,9 +105,10 @@ def least_writes_per_gang(scheduler: str, gang: bool, placed: bool) -> dict[str,
     # Initialized=True; per pod its create and its gate's removal; once placed, its status
     # Scheduled (with phase Starting) and Running
     podgang += 2 if placed else 0
-    # KAI: PodGroup, the PodGang's skip-podgrouper mark, BackendSynced; coscheduling:
-    # PodGroup, BackendSynced; default-scheduler: (Workload, its PodGroup,) BackendSynced.
-    backend = {KAI_SCHEDULER: 3, COSCHEDULING: 2}.get(scheduler, 3 if gang else 1)
+    # KAI: PodGroup, the PodGang's skip-podgrouper mark, BackendSynced; coscheduling and
+    # koordinator (one podgroup a gang here): PodGroup, BackendSynced; default-scheduler:
+    # (Workload, its PodGroup,) BackendSynced.
+    backend = {KAI_SCHEDULER: 3, COSCHEDULING: 2, KOORDINATOR: 2}.get(scheduler, 3 if gang else 1)
     return {"podgang": podgang, "backend": backend}
 
 
@@ -129,14 +134,14 @@ class Run:
         return self.gangs * PODS_PER_GANG
 
     def config(self) -> dict[str, Any]:
-        """default-scheduler and KAI, as ``gangway up`` runs them, and Coscheduling when it is
-        measured; the one measured is the default."""
+        """default-scheduler and KAI, as ``gangway up`` runs them, and Coscheduling or
+        Koordinator when measured; the one measured is the default."""
         profiles: dict[str, dict[str, Any]] = {
             DEFAULT_SCHEDULER: {"name": DEFAULT_SCHEDULER, "config": {"gangScheduling": self.gang}},
             KAI_SCHEDULER: {"name": KAI_SCHEDULER},
         }
-        if self.scheduler == COSCHEDULING:
-            profiles[COSCHEDULING] = {"name": COSCHEDULING}
+        if self.scheduler in (COSCHEDULING, KOORDINATOR):
+            profiles[self.scheduler] = {"name": self.scheduler}
         profiles[self.scheduler]["default"] = True
         return {"scheduler": {"profiles": list(profiles.values())}}
 
@@ -248,6 +253,7 @@ async def bench(run: Run) -> dict[str, Any]:
     config = load_operator_config(config_file.read_text())
     on_kai = run.placed and run.scheduler == KAI_SCHEDULER
     on_coscheduling = run.placed and run.scheduler == COSCHEDULING
+    on_koordinator = run.placed and run.scheduler == KOORDINATOR
     with (
         ControlPlane.start(
             controller_manager=False,
@@ -255,6 +261,7 @@ async def bench(run: Run) -> dict[str, Any]:
             scheduling=run.placed,
             kai=on_kai,
             coscheduling=coscheduling.SCHEDULER_NAME if on_coscheduling else None,
+            koordinator=koordinator.SCHEDULER_NAME if on_koordinator else None,
         ) as cp,
         NatsServer.start() as server,
     ):
@@ -441,7 +448,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--scheduler",
-        choices=(DEFAULT_SCHEDULER, KAI_SCHEDULER, COSCHEDULING),
+        choices=(DEFAULT_SCHEDULER, KAI_SCHEDULER, COSCHEDULING, KOORDINATOR),
         default=DEFAULT_SCHEDULER,
     )
     parser.add_argument(
