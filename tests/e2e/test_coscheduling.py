@@ -13,10 +13,15 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_backend_coscheduling.translate import POD_GROUP_LABEL, PODGROUPS
 from gangway_contracts import labels
 from gangway_localcluster.coscheduling import SCHEDULER_NAME
-from gangway_runtime.kube import Kube
-from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
-from tests.e2e.workloads import bound, gpu_clique, gpu_workload, running, whole_gang
+from tests.e2e.workloads import (
+    bound,
+    gpu_clique,
+    gpu_workload,
+    running,
+    scaled_up_down_and_deleted,
+    whole_gang,
+)
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
@@ -31,8 +36,6 @@ CONFIG = {
     ]
 }
 PLACED_WITHIN = 60.0
-# The garbage collector finds CRDs installed after it started on its next discovery (~30 s).
-GC_WITHIN = 90.0
 
 
 def coscheduled(pcs: dict[str, Any]) -> dict[str, Any]:
@@ -105,28 +108,7 @@ async def test_scaling_and_deleting_take_the_podgroups_along(
 ) -> None:
     await nodes.add(2, gpus=4)
     pcs = coscheduled(whole_gang(namespace, "trainer", nodes, 2, 1))
-    await server_side_apply(api, pcs, namespace)
-    await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 2)
-    pcs["spec"]["replicas"] = 2
-    await server_side_apply(api, pcs, namespace)
-    await eventually(
-        partial(pods, api, namespace), lambda f: running(f.values()) == 4, PLACED_WITHIN
-    )
-    assert await live(api, podgroup("trainer-1"), namespace)
-
-    pcs["spec"]["replicas"] = 1
-    await server_side_apply(api, pcs, namespace)
-    await eventually(partial(pods, api, namespace), lambda f: len(f) == 2, GC_WITHIN)
-    await eventually(
-        partial(live, api, podgroup("trainer-1"), namespace), lambda g: not g, GC_WITHIN
-    )
-    assert await live(api, podgroup("trainer-0"), namespace)
-
-    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, "trainer"))
-    await eventually(partial(pods, api, namespace), lambda f: not f, GC_WITHIN)
-    await eventually(
-        partial(live, api, podgroup("trainer-0"), namespace), lambda g: not g, GC_WITHIN
-    )
+    await scaled_up_down_and_deleted(api, namespace, pcs, podgroup, PLACED_WITHIN)
 
 
 async def test_a_shared_minimum_is_admitted_said_and_the_gang_placed(

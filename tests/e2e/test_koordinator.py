@@ -14,10 +14,15 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_backend_koordinator.translate import GROUPS, MODE, PODGROUPS
 from gangway_contracts import labels
 from gangway_localcluster.koordinator import SCHEDULER_NAME
-from gangway_runtime.kube import Kube
-from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
-from tests.e2e.workloads import bound, gpu_clique, gpu_workload, running, whole_gang
+from tests.e2e.workloads import (
+    bound,
+    gpu_clique,
+    gpu_workload,
+    running,
+    scaled_up_down_and_deleted,
+    whole_gang,
+)
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
@@ -29,7 +34,6 @@ CONFIG = {"profiles": [{"name": "koordinator", "default": True}]}
 PLACED_WITHIN = 60.0
 # How long a gang group that must not be placed is watched staying unplaced.
 UNPLACED_FOR = 8.0
-GC_WITHIN = 90.0
 
 
 def koordinated(pcs: dict[str, Any]) -> dict[str, Any]:
@@ -155,22 +159,6 @@ async def test_scaling_and_deleting_take_the_gangs_along(
 ) -> None:
     await nodes.add(2, gpus=4)
     pcs = koordinated(whole_gang(namespace, "trainer", nodes, 2, 1))
-    await server_side_apply(api, pcs, namespace)
-    await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 2)
-    pcs["spec"]["replicas"] = 2
-    await server_side_apply(api, pcs, namespace)
-    await eventually(
-        partial(pods, api, namespace), lambda f: running(f.values()) == 4, PLACED_WITHIN
+    await scaled_up_down_and_deleted(
+        api, namespace, pcs, lambda gang: podgroup(f"{gang}-worker"), PLACED_WITHIN
     )
-    assert await live(api, podgroup("trainer-1-worker"), namespace)
-
-    pcs["spec"]["replicas"] = 1
-    await server_side_apply(api, pcs, namespace)
-    await eventually(partial(pods, api, namespace), lambda f: len(f) == 2, GC_WITHIN)
-    gone = partial(live, api, podgroup("trainer-1-worker"), namespace)
-    await eventually(gone, lambda g: not g, GC_WITHIN)
-
-    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, "trainer"))
-    await eventually(partial(pods, api, namespace), lambda f: not f, GC_WITHIN)
-    gone = partial(live, api, podgroup("trainer-0-worker"), namespace)
-    await eventually(gone, lambda g: not g, GC_WITHIN)

@@ -4,11 +4,22 @@ of their pods."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_runtime.kube import Kube
+from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
-from tests.support.podgang import workload
+from tests.support.backends import live
+from tests.support.kube import server_side_apply
+from tests.support.podgang import pods, workload
+from tests.support.store import eventually
+
+# The garbage collector finds CRDs installed after it started on its next discovery (~30 s).
+GC_WITHIN = 90.0
 
 
 def gpu_clique(name: str, replicas: int, min_available: int, gpus: int) -> dict[str, Any]:
@@ -49,3 +60,35 @@ def bound(pods: Iterable[dict[str, Any]]) -> int:
 
 def running(pods: Iterable[dict[str, Any]]) -> int:
     return sum(1 for p in pods if p.get("status", {}).get("phase") == "Running")
+
+
+async def scaled_up_down_and_deleted(
+    api: ApiClient,
+    namespace: str,
+    pcs: dict[str, Any],
+    made_for: Callable[[str], dict[str, Any]],
+    within: float = 60.0,
+) -> None:
+    """``pcs`` (one replica of one 2-pod gang, on room for four pods) scaled to two replicas,
+    back to one, then deleted: each step's pods run or go, and the scheduler object
+    ``made_for(<PodGang>)`` names comes and goes with its PodGang."""
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 2, within)
+    pcs["spec"]["replicas"] = 2
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 4, within)
+    assert await live(api, made_for("trainer-1"), namespace)
+
+    pcs["spec"]["replicas"] = 1
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 2, GC_WITHIN)
+    await eventually(
+        partial(live, api, made_for("trainer-1"), namespace), lambda g: not g, GC_WITHIN
+    )
+    assert await live(api, made_for("trainer-0"), namespace)
+
+    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, pcs["metadata"]["name"]))
+    await eventually(partial(pods, api, namespace), lambda f: not f, GC_WITHIN)
+    await eventually(
+        partial(live, api, made_for("trainer-0"), namespace), lambda g: not g, GC_WITHIN
+    )

@@ -14,7 +14,6 @@ from nats.aio.client import Client as NatsClient
 
 from gangway_backend_koordinator.backend import KoordinatorBackend
 from gangway_backend_koordinator.translate import GROUPS, MODE, POD_GROUP_LABEL, PODGROUPS
-from gangway_contracts import labels
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.config import KOORDINATOR, KoordinatorConfig
 from gangway_contracts.grove import PodGang
@@ -22,10 +21,9 @@ from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
 from gangway_runtime.kube import Kube
 from tests.integration.backends.test_kube import pod
-from tests.integration.watcher.conftest import labelled
+from tests.integration.watcher.conftest import podgang
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.kube import resource_path, server_side_apply
-from tests.support.manifests import fixture
 from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": KOORDINATOR, "config": {"mode": "NonStrict"}}]}
@@ -33,10 +31,7 @@ WORKER = "llama-disagg-0-prefill-0-pworker"
 
 
 def base_gang(namespace: str) -> dict[str, Any]:
-    gang = labelled(fixture("podgangs/base-gang.yaml"), namespace, "llama-disagg-0")
-    gang["metadata"]["labels"][labels.SCHEDULER_NAME] = KOORDINATOR
-    gang.pop("status")
-    return gang
+    return podgang(namespace, "llama-disagg-0", KOORDINATOR)
 
 
 def podgroup(name: str) -> dict[str, Any]:

@@ -17,11 +17,10 @@ from gangway_contracts.grove import PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
 from gangway_runtime.kube import Kube
-from tests.integration.watcher.conftest import labelled
+from tests.integration.watcher.conftest import podgang
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.environment import Cluster
 from tests.support.kube import resource_path, server_side_apply
-from tests.support.manifests import fixture
 from tests.support.store import eventually
 
 GANG = {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]}
@@ -30,10 +29,7 @@ TEMPLATES = ["router", "prefill-0-pleader", "prefill-0-pworker"]
 
 
 def base_gang(namespace: str) -> dict[str, Any]:
-    gang = labelled(fixture("podgangs/base-gang.yaml"), namespace, "llama-disagg-0")
-    gang["metadata"]["labels"][labels.SCHEDULER_NAME] = "default-scheduler"
-    gang.pop("status")
-    return gang
+    return podgang(namespace, "llama-disagg-0", "default-scheduler")
 
 
 DEFAULT_VERSION = WORKLOAD_VERSIONS[0]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 import yaml
@@ -38,6 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gangway_contracts.errors import FieldError, FieldErrors, field_path
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import is_dns_label
+
+M = TypeVar("M", bound=BaseModel)
 
 KAI_SCHEDULER: Final = "kai-scheduler"
 COSCHEDULING: Final = "coscheduling"
@@ -225,6 +227,11 @@ class SchedulerConfig:
             raise FieldErrors(errors)
         assert backend is not None
         return backend
+
+    def builtin_config(self, name: str, model: type[M]) -> M | None:
+        """A built-in backend's typed configuration, None when its profile is not enabled."""
+        profile = self.profiles.get(name)
+        return profile.config if profile and isinstance(profile.config, model) else None
 
     def kube_config(self) -> KubeSchedulerConfig:
         config = self.profiles[DEFAULT_SCHEDULER].config

@@ -30,9 +30,7 @@ class CoschedulingBackend:
 
     @classmethod
     def from_config(cls, config: SchedulerConfig) -> CoschedulingBackend:
-        profile = config.profiles.get(NAME)
-        own = profile.config if profile else None
-        return cls(own if isinstance(own, CoschedulingConfig) else None)
+        return cls(config.builtin_config(NAME, CoschedulingConfig))
 
     async def init(self, ctx: BackendContext) -> None:
         await ctx.require(

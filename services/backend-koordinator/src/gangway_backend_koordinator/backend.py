@@ -32,9 +32,7 @@ class KoordinatorBackend:
 
     @classmethod
     def from_config(cls, config: SchedulerConfig) -> KoordinatorBackend:
-        profile = config.profiles.get(NAME)
-        own = profile.config if profile else None
-        return cls(own if isinstance(own, KoordinatorConfig) else None)
+        return cls(config.builtin_config(NAME, KoordinatorConfig))
 
     async def init(self, ctx: BackendContext) -> None:
         await ctx.require(

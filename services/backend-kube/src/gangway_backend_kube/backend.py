@@ -59,9 +59,8 @@ class KubeBackend:
     def from_config(
         cls, config: SchedulerConfig, workload_version: WorkloadVersion | None = None
     ) -> KubeBackend:
-        profile = config.profiles.get(NAME)
-        kube = profile.config if profile else None
-        gang = isinstance(kube, KubeSchedulerConfig) and kube.gang_scheduling
+        kube = config.builtin_config(NAME, KubeSchedulerConfig)
+        gang = kube is not None and kube.gang_scheduling
         return cls(gang_scheduling=gang, workload_version=workload_version)
 
     async def init(self, ctx: BackendContext) -> None:
