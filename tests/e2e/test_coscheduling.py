@@ -18,15 +18,17 @@ from tests.e2e.workloads import (
     bound,
     gpu_clique,
     gpu_workload,
+    one_of_two_runs_whole,
     running,
     scaled_up_down_and_deleted,
+    ungated,
     whole_gang,
 )
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import condition, gated, podgangs, pods
+from tests.support.podgang import condition, podgangs, pods
 from tests.support.store import eventually
 
 # Pods name the scheduler (scheduler-plugins-scheduler); the profile is found by it.
@@ -44,14 +46,6 @@ def coscheduled(pcs: dict[str, Any]) -> dict[str, Any]:
 
 def podgroup(name: str) -> dict[str, Any]:
     return {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup", "metadata": {"name": name}}
-
-
-def ungated(count: int) -> Any:
-    return lambda found: len(found) == count and not any(map(gated, found.values()))
-
-
-def of_gang(found: dict[str, dict[str, Any]], gang: str) -> list[dict[str, Any]]:
-    return [p for p in found.values() if p["metadata"]["labels"][labels.PODGANG] == gang]
 
 
 async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
@@ -90,17 +84,7 @@ async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
 ) -> None:
     await nodes.add(4, gpus=4)
     pcs = coscheduled(whole_gang(namespace, "trainer", nodes, 4, 4, replicas=2))
-    await server_side_apply(api, pcs, namespace)
-
-    def one_gang_running(found: dict[str, dict[str, Any]]) -> bool:
-        counts = sorted(running(of_gang(found, g)) for g in ("trainer-0", "trainer-1"))
-        return len(found) == 8 and counts == [0, 4]
-
-    found = await eventually(partial(pods, api, namespace), one_gang_running, PLACED_WITHIN)
-    # Held: over a few more scheduling attempts, the waiting gang gets no node.
-    for gang in ("trainer-0", "trainer-1"):
-        assert bound(of_gang(found, gang)) in (0, 4)
-    assert bound(found.values()) == 4
+    await one_of_two_runs_whole(api, namespace, pcs, PLACED_WITHIN)
 
 
 async def test_scaling_and_deleting_take_the_podgroups_along(

@@ -26,13 +26,13 @@ from gangway_localcluster.nodes import (
 from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
-from tests.e2e.workloads import bound, gpu_clique, gpu_workload, running
+from tests.e2e.workloads import bound, gpu_clique, gpu_workload, running, ungated
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kai import ensure_queue
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import condition, gated, podgangs, pods
+from tests.support.podgang import condition, podgangs, pods
 from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": "kai-scheduler", "default": True}]}
@@ -51,10 +51,6 @@ def kai_workload(
     pcs = gpu_workload(namespace, name, nodes, *cliques)
     pcs["metadata"]["labels"][QUEUE_LABEL] = queue
     return on_scheduler(pcs, "kai-scheduler")
-
-
-def ungated(count: int) -> Any:
-    return lambda found: len(found) == count and not any(map(gated, found.values()))
 
 
 def bound_by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:

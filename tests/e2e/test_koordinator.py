@@ -19,14 +19,16 @@ from tests.e2e.workloads import (
     bound,
     gpu_clique,
     gpu_workload,
+    one_of_two_runs_whole,
     running,
     scaled_up_down_and_deleted,
+    ungated,
     whole_gang,
 )
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import condition, gated, pods
+from tests.support.podgang import condition, pods
 from tests.support.store import eventually
 
 # Pods name koord-scheduler; the profile is found by it.
@@ -64,10 +66,6 @@ def by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:
         clique = pod["metadata"]["labels"][labels.PODCLIQUE]
         counts[clique] = counts.get(clique, 0) + bool(pod["spec"].get("nodeName"))
     return counts
-
-
-def ungated(count: int) -> Any:
-    return lambda found: len(found) == count and not any(map(gated, found.values()))
 
 
 async def stays_unbound(api: ApiClient, namespace: str) -> None:
@@ -137,21 +135,7 @@ async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
 ) -> None:
     await nodes.add(4, gpus=4)
     pcs = koordinated(whole_gang(namespace, "trainer", nodes, 4, 4, replicas=2))
-    await server_side_apply(api, pcs, namespace)
-
-    def gang_of(pod: dict[str, Any]) -> str:
-        gang: str = pod["metadata"]["labels"][labels.PODGANG]
-        return gang
-
-    def one_gang_running(found: dict[str, dict[str, Any]]) -> bool:
-        counts = sorted(
-            running([p for p in found.values() if gang_of(p) == g])
-            for g in ("trainer-0", "trainer-1")
-        )
-        return len(found) == 8 and counts == [0, 4]
-
-    found = await eventually(partial(pods, api, namespace), one_gang_running, PLACED_WITHIN)
-    assert bound(found.values()) == 4
+    await one_of_two_runs_whole(api, namespace, pcs, PLACED_WITHIN)
 
 
 async def test_scaling_and_deleting_take_the_gangs_along(

@@ -18,7 +18,7 @@ from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes, Up
-from tests.e2e.workloads import bound, running, whole_gang
+from tests.e2e.workloads import bound, of_gang, running, whole_gang
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.podgang import condition, gated, podgangs, pods, workload
@@ -33,10 +33,6 @@ PLACED_WITHIN = 60.0
 # SchedulerError ("error in DynamicResources PodGroupPostFilter plugins: not found") when no
 # node passes a pod's node selector at all, Unschedulable otherwise.
 VERDICTS = ("Unschedulable", "SchedulerError")
-
-
-def of_gang(found: dict[str, dict[str, Any]], gang: str) -> list[dict[str, Any]]:
-    return [p for p in found.values() if p["metadata"]["labels"][labels.PODGANG] == gang]
 
 
 def scheduled(gang: dict[str, Any]) -> dict[str, Any]:

@@ -10,12 +10,13 @@ from typing import Any
 
 from kubernetes_asyncio.client.api_client import ApiClient
 
+from gangway_contracts import labels
 from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
-from tests.support.podgang import pods, workload
+from tests.support.podgang import gated, pods, workload
 from tests.support.store import eventually
 
 # The garbage collector finds CRDs installed after it started on its next discovery (~30 s).
@@ -52,6 +53,15 @@ def whole_gang(
     return gpu_workload(
         namespace, name, nodes, gpu_clique("worker", pods_, pods_, gpus), replicas=replicas
     )
+
+
+def ungated(count: int) -> Callable[[dict[str, dict[str, Any]]], bool]:
+    """Whether ``count`` pods exist and none is gated."""
+    return lambda found: len(found) == count and not any(map(gated, found.values()))
+
+
+def of_gang(found: dict[str, dict[str, Any]], gang: str) -> list[dict[str, Any]]:
+    return [p for p in found.values() if p["metadata"]["labels"][labels.PODGANG] == gang]
 
 
 def bound(pods: Iterable[dict[str, Any]]) -> int:
@@ -92,3 +102,18 @@ async def scaled_up_down_and_deleted(
     await eventually(
         partial(live, api, made_for("trainer-0"), namespace), lambda g: not g, GC_WITHIN
     )
+
+
+async def one_of_two_runs_whole(
+    api: ApiClient, namespace: str, pcs: dict[str, Any], within: float = 60.0
+) -> None:
+    """``pcs``: two gangs (trainer-0, trainer-1) of four pods on room for four. One runs
+    whole; the other gets no node."""
+    await server_side_apply(api, pcs, namespace)
+
+    def one_gang_running(found: dict[str, dict[str, Any]]) -> bool:
+        counts = sorted(running(of_gang(found, g)) for g in ("trainer-0", "trainer-1"))
+        return len(found) == 8 and counts == [0, 4]
+
+    found = await eventually(partial(pods, api, namespace), one_gang_running, within)
+    assert bound(found.values()) == 4
