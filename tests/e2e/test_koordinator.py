@@ -105,10 +105,11 @@ async def test_one_role_fitting_alone_binds_nothing_until_the_group_fits(
 async def test_spare_pods_are_said_and_the_group_binds_once_every_pod_fits(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
-    """Three leaders (one needed) and two workers (both): each role's minimum would fit in
-    three nodes, but koord-scheduler v1.8.0 tries the GangGroup's pods leaders first, spare
-    leaders take the workers' room, and the group is rejected and tried again. Admission said
-    so; no pod binds until all five fit, then every one does."""
+    """Three leaders (one needed) and two workers (both) on room for three. A summed minimum
+    (three) would let three leaders bind; each role's own minimum does not, and no pod binds.
+    Each role's minimum would fit, but koord-scheduler v1.8.0 tries the GangGroup's pods
+    leaders first, spare leaders take the workers' room, and the group is rejected and tried
+    again. Admission said so; once all five fit, every one binds."""
     await nodes.add(3, gpus=4)
     pcs = leader_and_workers(namespace, nodes, leaders=3)
     await server_side_apply(api, pcs, namespace)
