@@ -18,6 +18,7 @@ from gangway_cli.timeline import render
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
 from gangway_runtime import journal
+from gangway_runtime.settings import nats_servers
 
 
 def default_nats_url() -> str:
@@ -41,7 +42,7 @@ async def read_journal(
     url: str, subjects: Subjects, namespace: str, name: str
 ) -> list[AnyJournalEvent]:
     nc = await nats.connect(
-        url,
+        servers=nats_servers(url),
         name="gangway-cli",
         allow_reconnect=False,
         connect_timeout=5,
@@ -64,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"workload: {args.workload!r} is not NAMESPACE/NAME", file=sys.stderr)
         return 2
     url = args.nats_url or default_nats_url()
+    try:
+        nats_servers(url)
+    except ValueError as exc:
+        print(f"--nats-url: {exc}", file=sys.stderr)
+        return 2
     try:
         events = asyncio.run(read_journal(url, Subjects(args.prefix), namespace, name))
     except (OSError, TimeoutError, nats.errors.Error) as exc:

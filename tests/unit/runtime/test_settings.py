@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.settings import ServiceSettings, nats_servers
 
 
 @pytest.mark.parametrize("written", ["info", "Info", "INFO"])
@@ -21,7 +21,12 @@ def test_log_level_in_any_case(written: str, monkeypatch: pytest.MonkeyPatch) ->
 def test_a_bad_setting_is_one_line_naming_the_variable(service: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", service],
-        env={"GANGWAY_LOG_LEVEL": "loud", "GANGWAY_STREAMS__REPLICAS": "9", "PATH": ""},
+        env={
+            "GANGWAY_LOG_LEVEL": "loud",
+            "GANGWAY_STREAMS__REPLICAS": "9",
+            "GANGWAY_NATS_URL": "nats://a:4222,http://b",
+            "PATH": "",
+        },
         capture_output=True,
         text=True,
         check=False,
@@ -32,3 +37,28 @@ def test_a_bad_setting_is_one_line_naming_the_variable(service: str) -> None:
     assert "Traceback" not in done.stderr
     assert any(line.startswith("GANGWAY_LOG_LEVEL: ") for line in lines), lines
     assert any(line.startswith("GANGWAY_STREAMS__REPLICAS: ") for line in lines), lines
+    named = 'GANGWAY_NATS_URL: "http://b" is not a NATS URL'
+    assert any(line.startswith(named) for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("written", "servers"),
+    [
+        ("nats://a:4222", ["nats://a:4222"]),
+        ("nats://a:4222,nats://b:4222", ["nats://a:4222", "nats://b:4222"]),
+        (" tls://a:4222 , tls://b:4222 ,", ["tls://a:4222", "tls://b:4222"]),
+    ],
+)
+def test_several_nats_servers_separated_by_commas(
+    written: str, servers: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GANGWAY_NATS_URL", written)
+    assert ServiceSettings().nats_servers == servers
+
+
+@pytest.mark.parametrize("written", ["", "a:4222", "nats://a:4222,http://b", "nats://"])
+def test_a_bad_nats_url_names_the_one_at_fault(written: str) -> None:
+    with pytest.raises(ValueError, match="NATS") as caught:
+        nats_servers(written)
+    if "http://b" in written:
+        assert '"http://b" is not a NATS URL' in str(caught.value)

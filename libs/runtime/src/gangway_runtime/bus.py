@@ -29,7 +29,7 @@ async def connect(settings: ServiceSettings, name: str) -> NatsClient:
     tls = ssl.create_default_context(cafile=settings.nats_ca) if settings.nats_ca else None
     password = settings.nats_password.get_secret_value() if settings.nats_password else None
     nc = await nats.connect(
-        settings.nats_url,
+        servers=settings.nats_servers,
         name=name,
         user_credentials=str(settings.nats_creds) if settings.nats_creds else None,
         user=settings.nats_user,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -38,6 +38,7 @@ class ServiceSettings(BaseSettings):
         env_prefix="GANGWAY_", env_nested_delimiter="__", extra="ignore"
     )
 
+    # One server, or several separated by commas (a cluster's nodes): tried in turn.
     nats_url: str = "nats://127.0.0.1:4222"
     # A NATS .creds file (JWT + nkey seed): one user per service, with its subject permissions.
     nats_creds: Path | None = None
@@ -54,6 +55,16 @@ class ServiceSettings(BaseSettings):
     # The operator configuration (scheduler profiles). Unset: default-scheduler alone,
     # without gang scheduling.
     config_file: Path | None = None
+
+    @field_validator("nats_url")
+    @classmethod
+    def _nats_urls(cls, value: str) -> str:
+        nats_servers(value)  # raises ValueError naming the bad one
+        return value
+
+    @property
+    def nats_servers(self) -> list[str]:
+        return nats_servers(self.nats_url)
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -72,6 +83,23 @@ class ServiceSettings(BaseSettings):
 
 Settings = TypeVar("Settings", bound=ServiceSettings)
 
+NATS_SCHEMES: Final = ("nats", "tls", "ws", "wss")
+
+
+def nats_servers(urls: str) -> list[str]:
+    """The servers a comma-separated NATS URL lists (spaces around commas ignored)."""
+    found = [url.strip() for url in urls.split(",") if url.strip()]
+    if not found:
+        raise ValueError("no NATS server URL given")
+    for url in found:
+        scheme, sep, rest = url.partition("://")
+        if not sep or scheme not in NATS_SCHEMES or not rest:
+            raise ValueError(
+                f'"{url}" is not a NATS URL: {"|".join(NATS_SCHEMES)}://host:port, several '
+                "separated by commas"
+            )
+    return found
+
 
 def load_settings(kind: type[Settings]) -> Settings:
     """A service's settings from the environment. A bad value ends the process with one line
@@ -81,7 +109,8 @@ def load_settings(kind: type[Settings]) -> Settings:
     except ValidationError as exc:
         for error in exc.errors():
             variable = "GANGWAY_" + "__".join(str(part) for part in error["loc"]).upper()
-            print(f"{variable}: {error['msg']}", file=sys.stderr)
+            reason = error["msg"].removeprefix("Value error, ")  # a validator's own words
+            print(f"{variable}: {reason}", file=sys.stderr)
         raise SystemExit(2) from None
 
 
