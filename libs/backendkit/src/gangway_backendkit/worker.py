@@ -11,12 +11,14 @@ stops the others.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from opentelemetry import trace
@@ -87,15 +89,9 @@ class PodGangWorker:
     async def run(self) -> None:
         if self._sub is None:
             await self.subscribe()
-        sub = self._sub
-        assert sub is not None
         try:
             while True:
-                try:
-                    batch = await sub.fetch(self.settings.fetch_batch, timeout=5)
-                except TimeoutError:  # nats-py's, or asyncio's on a late reply
-                    continue
-                for msg in batch:
+                for msg in await self._fetch():
                     await self._slots.acquire()
                     task = asyncio.create_task(self._handle(msg))
                     self._tasks.add(task)
@@ -104,7 +100,26 @@ class PodGangWorker:
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
-            await sub.unsubscribe()
+            if self._sub is not None:
+                with contextlib.suppress(NatsError):
+                    await self._sub.unsubscribe()
+
+    async def _fetch(self) -> list[Msg]:
+        """The next batch, or none. A consumer gone (deleted, a server restarted) or briefly
+        without a leader (a cluster node failing over: ServiceUnavailable) is bound again, a
+        second later, instead of ending the process."""
+        sub = self._sub
+        assert sub is not None
+        try:
+            return await sub.fetch(self.settings.fetch_batch, timeout=5)
+        except TimeoutError:  # nats-py's, or asyncio's on a late reply
+            return []
+        except NatsError as exc:
+            log.warning("consumer %s: %s; binding again", self.durable, exc)
+            await asyncio.sleep(1)
+            with contextlib.suppress(NatsError):
+                await self.subscribe()
+            return []
 
     async def _handle(self, msg: Msg) -> None:
         try:
