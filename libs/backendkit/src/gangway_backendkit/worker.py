@@ -35,7 +35,7 @@ from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime import journal, tracing
 from gangway_runtime.status import now, set_podgang_condition
-from gangway_runtime.work import backoff, dead_letter
+from gangway_runtime.work import backoff, dead_letter, fetch
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("gangway.backendkit")
@@ -91,7 +91,9 @@ class PodGangWorker:
             await self.subscribe()
         try:
             while True:
-                for msg in await self._fetch():
+                assert self._sub is not None
+                batch = self.settings.fetch_batch
+                for msg in await fetch(self._sub, batch, self.durable, self.subscribe):
                     await self._slots.acquire()
                     task = asyncio.create_task(self._handle(msg))
                     self._tasks.add(task)
@@ -103,23 +105,6 @@ class PodGangWorker:
             if self._sub is not None:
                 with contextlib.suppress(NatsError):
                     await self._sub.unsubscribe()
-
-    async def _fetch(self) -> list[Msg]:
-        """The next batch, or none. A consumer gone (deleted, a server restarted) or briefly
-        without a leader (a cluster node failing over: ServiceUnavailable) is bound again, a
-        second later, instead of ending the process."""
-        sub = self._sub
-        assert sub is not None
-        try:
-            return await sub.fetch(self.settings.fetch_batch, timeout=5)
-        except TimeoutError:  # nats-py's, or asyncio's on a late reply
-            return []
-        except NatsError as exc:
-            log.warning("consumer %s: %s; binding again", self.durable, exc)
-            await asyncio.sleep(1)
-            with contextlib.suppress(NatsError):
-                await self.subscribe()
-            return []
 
     async def _handle(self, msg: Msg) -> None:
         try:

@@ -26,7 +26,6 @@ from collections.abc import Awaitable, Callable
 import aiohttp
 import msgspec
 from nats.aio.msg import Msg
-from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
@@ -40,7 +39,7 @@ from gangway_podgang.settings import PodgangSettings
 from gangway_podgang.writes import BackendUnavailable, PrepareFailed
 from gangway_runtime import tasks
 from gangway_runtime.kube import KubeError
-from gangway_runtime.work import backoff, dead_letter
+from gangway_runtime.work import backoff, dead_letter, fetch
 
 log = logging.getLogger(__name__)
 
@@ -154,18 +153,8 @@ class PodgangWorker:
                     await self._sub.unsubscribe()
 
     async def _fetch_once(self) -> None:
-        sub = self._sub
-        assert sub is not None
-        try:
-            batch = await sub.fetch(self.settings.fetch_batch, timeout=5)
-        except TimeoutError:  # nats-py's, or asyncio's on a late reply
-            return
-        except NatsError as exc:
-            log.warning("consumer %s: %s; binding again", self.durable, exc)
-            await asyncio.sleep(1)
-            with contextlib.suppress(NatsError):
-                await self.subscribe()
-            return
+        assert self._sub is not None
+        batch = await fetch(self._sub, self.settings.fetch_batch, self.durable, self.subscribe)
         for msg in batch:
             await self._take(msg)
 
