@@ -115,3 +115,33 @@ async def test_prepare_pods_and_validate_are_answered(
 
         malformed = await nc.request(subject, b"[]", timeout=5)
         assert (malformed.headers or {}).get("Nats-Service-Error-Code") == "400"
+
+
+async def test_poison_resource_records_are_dead_lettered_and_the_backend_goes_on(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """Well-formed envelopes on the backend's resource subjects whose object is a list, a
+    string, or metadata of the wrong shape: each dead-lettered with why, none stops it."""
+    js = nc.jetstream()
+    poison = {"p-list": [1, 2], "p-string": "x", "p-meta": {"metadata": {"ownerReferences": 3}}}
+    async with system(api, nc, subjects, namespace):
+        for name, obj in poison.items():
+            key = ObjectKey("podgroups.example.com", NAME, namespace, name)
+            envelope = {
+                "kind": key.kind,
+                "namespace": namespace,
+                "name": name,
+                "uid": "u",
+                "resourceVersion": "1",
+                "observedAt": "2026-11-24T00:00:00Z",
+                "object": obj,
+            }
+            await js.publish(subjects.object(key), msgspec.json.encode(envelope))
+        await server_side_apply(api, podgang(namespace, "gang-after", NAME), namespace)
+        await eventually(
+            lambda: condition(api, namespace, "gang-after"), lambda c: c.get("status") == "True"
+        )
+        letters = await eventually(
+            partial(dead_letters, js, subjects), lambda d: len(d) == len(poison), within=30
+        )
+    assert all("malformed record" in error for _, error in letters), letters

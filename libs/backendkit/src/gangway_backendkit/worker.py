@@ -41,15 +41,30 @@ log = logging.getLogger(__name__)
 tracer = trace.get_tracer("gangway.backendkit")
 
 
+class _Owner(msgspec.Struct):
+    kind: str = ""
+    name: str = ""
+
+
+class _OwnedMeta(msgspec.Struct, rename="camel"):
+    owner_references: list[_Owner] = []
+
+
+class _Owned(msgspec.Struct):
+    """Just enough of a backend resource to find its PodGang; any other shape is refused."""
+
+    metadata: _OwnedMeta = msgspec.field(default_factory=_OwnedMeta)
+
+
 def podgang_key(backend: str, key: ObjectKey, record: ObjectRecord) -> ObjectKey:
     """The PodGang a message is about: itself, or the PodGang that owns a backend resource
-    (by owner reference; by name when the resource has none)."""
+    (by owner reference; by name when the resource has none). Raises msgspec.DecodeError for
+    a resource that is not an object with object metadata (a poison record)."""
     if key.kind == Kind.PODGANG:
         return key
-    meta = msgspec.json.decode(record.object).get("metadata") or {}
-    owners = [o for o in meta.get("ownerReferences") or [] if o.get("kind") == "PodGang"]
-    name = owners[0]["name"] if owners else key.name
-    return ObjectKey(Kind.PODGANG, backend, key.namespace, name)
+    owned = msgspec.json.decode(record.object, type=_Owned)
+    owners = [o.name for o in owned.metadata.owner_references if o.kind == "PodGang" and o.name]
+    return ObjectKey(Kind.PODGANG, backend, key.namespace, owners[0] if owners else key.name)
 
 
 def _synced_at_generation(podgang: PodGang) -> bool:
@@ -112,7 +127,8 @@ class PodGangWorker:
                 key = self.ctx.subjects.parse_object(msg.subject)
                 record = msgspec.json.decode(msg.data, type=ObjectRecord)
                 target = podgang_key(self.backend.name, key, record)
-            except (ValueError, msgspec.DecodeError) as exc:
+            except (ValueError, msgspec.DecodeError, RecursionError) as exc:
+                # RecursionError: msgspec's answer to a record nested too deep to decode.
                 await self._dead_letter(msg, f"malformed record: {exc}")
                 return
             lock = self._locks.setdefault(target, asyncio.Lock())
