@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 KUBERNETES_VERSION: Final = "1.37.2"
 # The etcd k8s.io/kubernetes 1.37.2 itself requires (another version builds the one its
@@ -404,6 +404,22 @@ class WrappedModule:
         return self.target
 
 
+@dataclass(frozen=True)
+class SecondScheduler:
+    """A kube-scheduler build of another project (scheduler-plugins, Koordinator), run beside
+    kube-scheduler with one profile of ``plugins`` under a name of the caller's choosing."""
+
+    module: WrappedModule
+    binary: str
+    plugins: Mapping[str, Any]  # the profile's ``plugins`` section
+    extra_args: tuple[str, ...] = ()
+    ready_path: str = "/readyz"  # what answers once it runs
+
+    def build(self, log: bool = False) -> Path:
+        """The binary, built once."""
+        return self.module.build(log) / self.binary
+
+
 def ensure_kwok(log: bool = False) -> tuple[Path, tuple[Path, ...]]:
     """kwok and its stages, built and copied once from ``sigs.k8s.io/kwok@v<KWOK_VERSION>``."""
     target = cache_root() / f"kwok-v{KWOK_VERSION}"
@@ -473,14 +489,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     binaries = ensure_binaries(log=True)
     scheduler = kai.ensure_kai(log=True)
-    plugins = coscheduling.ensure_coscheduling(log=True)
-    koord = koordinator.ensure_koordinator(log=True)
     paths = {
         **{f.replace("_", "-"): getattr(binaries, f) for f in BINARY_FIELDS},
         "kai-scheduler": scheduler.scheduler,
         "kai-binder": scheduler.binder,
-        coscheduling.BINARY: plugins.scheduler,
-        koordinator.BINARY: koord.scheduler,
+        **{s.binary: s.build(log=True) for s in (coscheduling.SCHEDULER, koordinator.SCHEDULER)},
     }
     for name, path in paths.items():
         print(f"{name}: {path}")

@@ -36,9 +36,9 @@ import yaml
 
 from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
-from gangway_localcluster import koordinator as koordinator_scheduler
+from gangway_localcluster import koordinator as koord
 from gangway_localcluster import processes
-from gangway_localcluster.build import Binaries, ensure_binaries
+from gangway_localcluster.build import Binaries, SecondScheduler, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
 from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool, is_ready
 
@@ -109,12 +109,13 @@ class ControlPlane(processes.Supervised):
         ``kai``: KAI's scheduler and binder as well, and its CRDs; ``coscheduling``: the
         schedulerName scheduler-plugins' Coscheduling scheduler serves, and its CRD;
         ``koordinator``: the schedulerName koord-scheduler serves, and Koordinator's CRDs."""
-        if (kai or coscheduling or koordinator) and not scheduling:
+        named = ((scheduler_plugins.SCHEDULER, coscheduling), (koord.SCHEDULER, koordinator))
+        seconds = [(second, name) for second, name in named if name]
+        if (kai or seconds) and not scheduling:
             raise ValueError("second schedulers place pods on kwok's nodes: scheduling=True")
         binaries = binaries or ensure_binaries()
         kai_binaries = kai_scheduler.ensure_kai(log=True) if kai else None
-        plugins = scheduler_plugins.ensure_coscheduling(log=True) if coscheduling else None
-        koord = koordinator_scheduler.ensure_koordinator(log=True) if koordinator else None
+        built = [(second, name, second.build(log=True)) for second, name in seconds]
         if binaries.minor not in WORKLOAD_API:
             known = ", ".join(f"1.{m}" for m in sorted(WORKLOAD_API))
             raise RuntimeError(f"Kubernetes {binaries.version}: Workload API known for {known}")
@@ -151,8 +152,9 @@ class ControlPlane(processes.Supervised):
             cp.kubeconfig.chmod(0o600)
             # Once each: a caller may list KAI's CRDs too (a bench that stores PodGroups
             # with KAI running or not).
-            seconds = (kai_binaries, plugins, koord)
-            cp.crds = tuple(dict.fromkeys((*crds, *(c for b in seconds if b for c in b.crds))))
+            second_crds = [c for second, _ in seconds for c in second.module.crds()]
+            kai_crds = kai_binaries.crds if kai_binaries else ()
+            cp.crds = tuple(dict.fromkeys((*crds, *kai_crds, *second_crds)))
             cp.install_crds(cp.crds)
             if controller_manager:
                 cp._start_controller_manager(sa_key)
@@ -161,21 +163,8 @@ class ControlPlane(processes.Supervised):
                 cp._start_kwok()
             if kai_binaries:
                 cp._start_kai(kai_binaries)
-            if plugins and coscheduling:
-                cp._start_second_scheduler(
-                    plugins.scheduler,
-                    coscheduling,
-                    scheduler_plugins.PLUGINS,
-                    scheduler_plugins.EXTRA_ARGS,
-                )
-            if koord and koordinator:
-                cp._start_second_scheduler(
-                    koord.scheduler,
-                    koordinator,
-                    koordinator_scheduler.PLUGINS,
-                    koordinator_scheduler.EXTRA_ARGS,
-                    koordinator_scheduler.READY_PATH,
-                )
+            for second, name, binary in built:
+                cp._start_second_scheduler(second, name, binary)
         except BaseException:
             cp.stop()
             raise
@@ -368,17 +357,12 @@ class ControlPlane(processes.Supervised):
         )
 
     def _start_second_scheduler(
-        self,
-        binary: Path,
-        scheduler_name: str,
-        plugins: dict[str, Any],
-        extra_args: Sequence[str] = (),
-        ready_path: str = "/readyz",
+        self, second: SecondScheduler, scheduler_name: str, binary: Path
     ) -> None:
-        """A kube-scheduler build of another project (scheduler-plugins, Koordinator) with
-        one profile, ``scheduler_name``, of ``plugins``; ready once ``ready_path`` answers."""
+        """``second`` with one profile, ``scheduler_name``; ready once its ready path
+        answers."""
         config = self.workdir / f"{binary.name}-config.yaml"
-        profile = {"schedulerName": scheduler_name, "plugins": plugins}
+        profile = {"schedulerName": scheduler_name, "plugins": dict(second.plugins)}
         config.write_text(
             yaml.safe_dump(
                 {
@@ -401,10 +385,10 @@ class ControlPlane(processes.Supervised):
                 "--authentication-skip-lookup=true",
                 "--bind-address=127.0.0.1",
                 f"--secure-port={port}",
-                *extra_args,
+                *second.extra_args,
                 "-v=1",
             ],
-            f"https://127.0.0.1:{port}{ready_path}",
+            f"https://127.0.0.1:{port}{second.ready_path}",
             context=_unverified(),
         )
 
@@ -435,11 +419,11 @@ class ControlPlane(processes.Supervised):
 
     @property
     def coscheduling(self) -> bool:
-        return any(c.name == scheduler_plugins.BINARY for c in self._children)
+        return any(c.name == scheduler_plugins.SCHEDULER.binary for c in self._children)
 
     @property
     def koordinator(self) -> bool:
-        return any(c.name == koordinator_scheduler.BINARY for c in self._children)
+        return any(c.name == koord.SCHEDULER.binary for c in self._children)
 
     @property
     def scheduling(self) -> bool:

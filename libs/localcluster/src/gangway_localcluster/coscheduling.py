@@ -21,11 +21,10 @@ download as the binary.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster.build import WrappedModule, module_dir, write_wrapper
+from gangway_localcluster.build import SecondScheduler, WrappedModule, module_dir, write_wrapper
 
 SCHEDULER_PLUGINS_VERSION: Final = "0.34.7"
 MODULE: Final = "sigs.k8s.io/scheduler-plugins"
@@ -40,41 +39,23 @@ CRDS: Final = ("config/crd/bases/scheduling.x-k8s.io_podgroups.yaml",)
 SCHEDULER_NAME: Final = "scheduler-plugins-scheduler"
 # How long a rejected gang's pods wait before the scheduler tries them again unasked.
 UNSCHEDULABLE_FLUSH_SECONDS: Final = 15
-# Its profile: Coscheduling at every extension point it has and as the only queue sort (it
-# keeps a gang's pods together in the queue), as scheduler-plugins' own sample.
-PLUGINS: Final = {
-    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-    "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
-}
-# Coscheduling rejects a whole gang when one pod does not fit, and its pods come back only on
-# a pod or PodGroup event, or when the scheduler flushes unschedulable pods (5 min by
-# default): new nodes alone do not retry them. docs/backends.md says so.
-EXTRA_ARGS: Final = (f"--pod-max-in-unschedulable-pods-duration={UNSCHEDULABLE_FLUSH_SECONDS}s",)
-
-
-@dataclass(frozen=True)
-class CoschedulingBinaries:
-    scheduler: Path
-    crds: tuple[Path, ...]
-    version: str
-
-
 SCHEDULER_PLUGINS: Final = WrappedModule(
     "scheduler-plugins", MODULE, SCHEDULER_PLUGINS_VERSION, PACKAGES, CRDS
 )
-
-
-def crds() -> tuple[Path, ...]:
-    """The PodGroup CRD, from the module download."""
-    return SCHEDULER_PLUGINS.crds()
-
-
-def ensure_coscheduling(log: bool = False) -> CoschedulingBinaries:
-    """The scheduler, built once from the wrapper module, and its CRD."""
-    target = SCHEDULER_PLUGINS.build(log)
-    return CoschedulingBinaries(
-        scheduler=target / BINARY, crds=crds(), version=SCHEDULER_PLUGINS_VERSION
-    )
+SCHEDULER: Final = SecondScheduler(
+    SCHEDULER_PLUGINS,
+    BINARY,
+    # Coscheduling at every extension point it has and as the only queue sort (it keeps a
+    # gang's pods together in the queue), as scheduler-plugins' own sample.
+    plugins={
+        "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+        "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+    },
+    # Coscheduling rejects a whole gang when one pod does not fit, and its pods come back only
+    # on a pod or PodGroup event, or when the scheduler flushes unschedulable pods (5 min by
+    # default): new nodes alone do not retry them. docs/backends.md says so.
+    extra_args=(f"--pod-max-in-unschedulable-pods-duration={UNSCHEDULABLE_FLUSH_SECONDS}s",),
+)
 
 
 def pins(upstream_go_mod: str) -> dict[str, str]:

@@ -27,7 +27,6 @@ def crd_files(schedulers: bool = False) -> list[Path]:
     schedulers' CRDs (KAI's, scheduler-plugins' PodGroup, Koordinator's) from their module
     downloads, for a cluster that stores their objects without running them
     (``ControlPlane.start`` installs the CRDs of the schedulers it runs itself)."""
-    second = (
-        (*kai_scheduler.crds(), *coscheduling.crds(), *koordinator.crds()) if schedulers else ()
-    )
+    modules = (kai_scheduler.KAI, coscheduling.SCHEDULER_PLUGINS, koordinator.KOORDINATOR)
+    second = [crd for module in modules for crd in module.crds()] if schedulers else []
     return [*gangway_crds(), CLUSTER_TOPOLOGY_BINDINGS, *second]

@@ -61,18 +61,13 @@ class KaiBinaries:
 KAI: Final = WrappedModule("kai", KAI_MODULE, KAI_VERSION, PACKAGES, CRDS)
 
 
-def crds() -> tuple[Path, ...]:
-    """KAI's CRDs, from its module download."""
-    return KAI.crds()
-
-
 def ensure_kai(log: bool = False) -> KaiBinaries:
     """KAI's scheduler and binder, built once from the wrapper module, and its CRDs."""
     target = KAI.build(log)
     return KaiBinaries(
         scheduler=target / "kai-scheduler",
         binder=target / "kai-binder",
-        crds=crds(),
+        crds=KAI.crds(),
         version=KAI_VERSION,
     )
 

@@ -21,11 +21,10 @@ profile enables them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster.build import WrappedModule, write_wrapper
+from gangway_localcluster.build import SecondScheduler, WrappedModule, write_wrapper
 
 KOORDINATOR_VERSION: Final = "1.8.0"
 MODULE: Final = "github.com/koordinator-sh/koordinator"
@@ -54,31 +53,17 @@ KOORDINATOR: Final = WrappedModule(
     "koordinator", MODULE, KOORDINATOR_VERSION, {f"{MODULE}/cmd/koord-scheduler": BINARY}, CRDS
 )
 SCHEDULER_NAME: Final = "koord-scheduler"
-# Its profile: Koordinator's Coscheduling wherever it plugs in (its own ordering of a gang's
-# pods comes through the default queue sort).
-PLUGINS: Final = {"multiPoint": {"enabled": [{"name": "Coscheduling"}]}}
-# Its server still opens the deprecated plain-HTTP port (10251, every interface) unless told
-# not to, and answers /healthz but not /readyz.
-EXTRA_ARGS: Final = ("--port=0",)
-READY_PATH: Final = "/healthz"
-
-
-@dataclass(frozen=True)
-class KoordinatorBinaries:
-    scheduler: Path
-    crds: tuple[Path, ...]
-    version: str
-
-
-def crds() -> tuple[Path, ...]:
-    """Koordinator's CRDs, from its module download."""
-    return KOORDINATOR.crds()
-
-
-def ensure_koordinator(log: bool = False) -> KoordinatorBinaries:
-    """koord-scheduler, built once from the wrapper module, and the CRDs."""
-    target = KOORDINATOR.build(log)
-    return KoordinatorBinaries(scheduler=target / BINARY, crds=crds(), version=KOORDINATOR_VERSION)
+SCHEDULER: Final = SecondScheduler(
+    KOORDINATOR,
+    BINARY,
+    # Koordinator's Coscheduling wherever it plugs in (its own ordering of a gang's pods comes
+    # through the default queue sort).
+    plugins={"multiPoint": {"enabled": [{"name": "Coscheduling"}]}},
+    # Its server still opens the deprecated plain-HTTP port (10251, every interface) unless
+    # told not to, and answers /healthz but not /readyz.
+    extra_args=("--port=0",),
+    ready_path="/healthz",
+)
 
 
 def write_module(directory: Path | None = None) -> None:
