@@ -47,6 +47,21 @@ SAMPLES: Final = (
     "koordinator.yaml",
     "scaling-group.yaml",
 )
+# A sample that needs a second scheduler: what the API server serves where it is installed,
+# and what the demo says where it is not.
+NEEDS: Final = {
+    "kai-scheduler.yaml": (QUEUES, "KAI is not installed (the API server serves no KAI Queues)"),
+    "coscheduling.yaml": (
+        COSCHEDULING_PODGROUPS,
+        "scheduler-plugins is not installed (the API server serves no "
+        f"{COSCHEDULING_PODGROUPS.plural}.{COSCHEDULING_PODGROUPS.group})",
+    ),
+    "koordinator.yaml": (
+        KOORDINATOR_PODGROUPS,
+        "Koordinator is not installed (the API server serves no "
+        f"{KOORDINATOR_PODGROUPS.plural}.{KOORDINATOR_PODGROUPS.group})",
+    ),
+}
 FIELD_MANAGER: Final = "gangway-demo"
 BAR: Final = 12
 
@@ -189,27 +204,15 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
     )
     # The KAI sample's queue is gangway up's (KAI's default-queue): a cluster without it
     # refuses the sample at admission, and the demo says so.
-    has_kai = await kube.serves(QUEUES)
-    has_coscheduling = await kube.serves(COSCHEDULING_PODGROUPS)
-    has_koordinator = await kube.serves(KOORDINATOR_PODGROUPS)
+    missing = {name: why for name, (what, why) in NEEDS.items() if not await kube.serves(what)}
     has_nodes = await _ready_nodes(kube) > 0
     found = []
     for name in SAMPLES:
         doc = sample(name, namespace)
         pcs = from_object(doc, PodCliqueSet)
         progress = Progress(pcs.metadata.name, plan_podgangs(pcs, None), placed_here=has_nodes)
-        if name.startswith("kai") and not has_kai:
-            progress.refused = "KAI is not installed (the API server serves no KAI Queues)"
-        elif name.startswith("coscheduling") and not has_coscheduling:
-            progress.refused = (
-                "scheduler-plugins is not installed (the API server serves no "
-                f"{COSCHEDULING_PODGROUPS.plural}.{COSCHEDULING_PODGROUPS.group})"
-            )
-        elif name.startswith("koordinator") and not has_koordinator:
-            progress.refused = (
-                "Koordinator is not installed (the API server serves no "
-                f"{KOORDINATOR_PODGROUPS.plural}.{KOORDINATOR_PODGROUPS.group})"
-            )
+        if name in missing:
+            progress.refused = missing[name]
         else:
             try:
                 await apply(kube, PODCLIQUESETS, doc)

@@ -106,9 +106,9 @@ class PodGangWorker:
             await self.subscribe()
         try:
             while True:
-                assert self._sub is not None
-                batch = self.settings.fetch_batch
-                for msg in await fetch(self._sub, batch, self.durable, self.subscribe):
+                assert self._sub is not None  # subscribe() set it; fetch() binds it again
+                size = self.settings.fetch_batch
+                for msg in await fetch(self._sub, size, self.durable, self.subscribe):
                     await self._slots.acquire()
                     task = asyncio.create_task(self._handle(msg))
                     self._tasks.add(task)

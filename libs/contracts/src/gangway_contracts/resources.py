@@ -80,6 +80,12 @@ WORKLOADS = _backend_resource(
 KUBE_PODGROUPS = _backend_resource(
     DEFAULT_SCHEDULER, "podgroups", "scheduling.k8s.io", "v1beta1", "v1alpha2"
 )
+# The backends whose one resource is mirrored whenever they are enabled.
+PODGROUPS_OF: dict[str, MirroredResource] = {
+    KAI_SCHEDULER: KAI_PODGROUPS,
+    COSCHEDULING: COSCHEDULING_PODGROUPS,
+    KOORDINATOR: KOORDINATOR_PODGROUPS,
+}
 
 
 def backend_resources(config: SchedulerConfig) -> list[MirroredResource]:
@@ -87,12 +93,8 @@ def backend_resources(config: SchedulerConfig) -> list[MirroredResource]:
     found: list[MirroredResource] = []
     for name in config.enabled:
         profile = config.profiles[name]
-        if name == KAI_SCHEDULER:
-            found.append(KAI_PODGROUPS)
-        elif name == COSCHEDULING:
-            found.append(COSCHEDULING_PODGROUPS)
-        elif name == KOORDINATOR:
-            found.append(KOORDINATOR_PODGROUPS)
+        if name in PODGROUPS_OF:
+            found.append(PODGROUPS_OF[name])
         elif name == DEFAULT_SCHEDULER:
             kube = profile.config
             if isinstance(kube, KubeSchedulerConfig) and kube.gang_scheduling:
