@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from gangway_contracts.resources import mirrored_resources
 from gangway_runtime.service import connections, run
 from gangway_runtime.settings import load_settings
@@ -11,8 +13,7 @@ from gangway_watcher.watcher import Watcher
 NAME = "watcher"
 
 
-async def main() -> None:
-    settings = load_settings(WatcherSettings)
+async def main(settings: WatcherSettings) -> None:
     resources = mirrored_resources(settings.scheduler_config())
     async with connections(settings.subjects.service_name(NAME), settings) as conn:
         watcher = Watcher(conn.kube, conn.js, settings.subjects, resources, settings)
@@ -21,4 +22,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main, load_settings(WatcherSettings).log_level)
+    settings = load_settings(WatcherSettings)
+    run(partial(main, settings), settings.log_level)
