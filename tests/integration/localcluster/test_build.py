@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gangway_localcluster import build, coscheduling, kai, koordinator
+from gangway_localcluster import build, coscheduling, kai, koordinator, volcano
 
 
 def module_json(go_mod: Path) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def test_checked_in_module_is_what_the_generator_writes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "wrapped",
-    [kai.KAI, coscheduling.SCHEDULER_PLUGINS, koordinator.KOORDINATOR],
+    [kai.KAI, coscheduling.SCHEDULER_PLUGINS, koordinator.KOORDINATOR, volcano.VOLCANO],
     ids=lambda w: w.name,
 )
 def test_checked_in_scheduler_modules_are_what_the_generator_writes(
@@ -50,6 +50,7 @@ def test_checked_in_scheduler_modules_are_what_the_generator_writes(
         "kai": kai.write_module,
         "scheduler-plugins": coscheduling.write_module,
         "koordinator": koordinator.write_module,
+        "volcano": volcano.write_module,
     }[wrapped.name]
     writer(tmp_path / wrapped.name)
     for file in ("go.mod", "go.sum"):

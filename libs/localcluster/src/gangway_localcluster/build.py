@@ -18,8 +18,9 @@ it with its own pins (checksums from the checksum database), into
 download: the bare binary has none, and without stages it does nothing.
 
 KAI's scheduler and binder (``kai.py``, ``tools/kai``), scheduler-plugins' scheduler
-(``coscheduling.py``, ``tools/scheduler-plugins``) and Koordinator's koord-scheduler
-(``koordinator.py``, ``tools/koordinator``) build the same way.
+(``coscheduling.py``, ``tools/scheduler-plugins``), Koordinator's koord-scheduler
+(``koordinator.py``, ``tools/koordinator``) and Volcano's vc-scheduler (``volcano.py``,
+``tools/volcano``) build the same way.
 
     python -m gangway_localcluster.build                 # build (or reuse) and print paths
     python -m gangway_localcluster.build --write-module  # regenerate the tools/ modules
@@ -469,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         coscheduling,
         kai,
         koordinator,
+        volcano,
     )
 
     parser = argparse.ArgumentParser(
@@ -486,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         kai.write_module()
         coscheduling.write_module()
         koordinator.write_module()
+        volcano.write_module()
         return 0
     binaries = ensure_binaries(log=True)
     scheduler = kai.ensure_kai(log=True)
@@ -494,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         "kai-scheduler": scheduler.scheduler,
         "kai-binder": scheduler.binder,
         **{s.binary: s.build(log=True) for s in (coscheduling.SCHEDULER, koordinator.SCHEDULER)},
+        volcano.BINARY: volcano.VOLCANO.build(log=True) / volcano.BINARY,
     }
     for name, path in paths.items():
         print(f"{name}: {path}")

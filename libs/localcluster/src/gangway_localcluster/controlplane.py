@@ -9,8 +9,9 @@ references cascade and namespaces finish deleting as on a real cluster. With
 :meth:`ControlPlane.add_nodes` describes, and kwok marks those nodes Ready and runs the pods
 bound to them. Without it pods stay unscheduled. ``kai=True`` adds KAI's scheduler and binder
 (and its CRDs) for pods that name ``kai-scheduler``; ``coscheduling="<name>"`` adds
-scheduler-plugins' scheduler (and its PodGroup CRD) for pods that name ``<name>``, and
-``koordinator="<name>"`` Koordinator's koord-scheduler (and its CRDs).
+scheduler-plugins' scheduler (and its PodGroup CRD) for pods that name ``<name>``,
+``koordinator="<name>"`` Koordinator's koord-scheduler (and its CRDs), and ``volcano="<name>"``
+Volcano's vc-scheduler (and its CRDs).
 
     with ControlPlane.start(scheduling=True, kai=True, coscheduling=SCHEDULER_NAME) as cp:
         cp.add_nodes(NodePool(count=4, gpus=8))
@@ -38,6 +39,7 @@ from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster import koordinator as koord
 from gangway_localcluster import processes
+from gangway_localcluster import volcano as vc
 from gangway_localcluster.build import Binaries, SecondScheduler, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
 from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool, is_ready
@@ -102,20 +104,23 @@ class ControlPlane(processes.Supervised):
         kai: bool = False,
         coscheduling: str | None = None,
         koordinator: str | None = None,
+        volcano: str | None = None,
     ) -> ControlPlane:
         """Start everything; ``crds`` are installed before the controller manager starts,
         so its garbage collector watches them from its first discovery (else ~30 s later).
         ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`);
         ``kai``: KAI's scheduler and binder as well, and its CRDs; ``coscheduling``: the
         schedulerName scheduler-plugins' Coscheduling scheduler serves, and its CRD;
-        ``koordinator``: the schedulerName koord-scheduler serves, and Koordinator's CRDs."""
+        ``koordinator``: the schedulerName koord-scheduler serves, and Koordinator's CRDs;
+        ``volcano``: the schedulerName vc-scheduler serves, and Volcano's CRDs."""
         named = ((scheduler_plugins.SCHEDULER, coscheduling), (koord.SCHEDULER, koordinator))
         seconds = [(second, name) for second, name in named if name]
-        if (kai or seconds) and not scheduling:
+        if (kai or seconds or volcano) and not scheduling:
             raise ValueError("second schedulers place pods on kwok's nodes: scheduling=True")
         binaries = binaries or ensure_binaries()
         kai_binaries = kai_scheduler.ensure_kai(log=True) if kai else None
         built = [(second, name, second.build(log=True)) for second, name in seconds]
+        volcano_binary = vc.VOLCANO.build(log=True) / vc.BINARY if volcano else None
         if binaries.minor not in WORKLOAD_API:
             known = ", ".join(f"1.{m}" for m in sorted(WORKLOAD_API))
             raise RuntimeError(f"Kubernetes {binaries.version}: Workload API known for {known}")
@@ -153,6 +158,7 @@ class ControlPlane(processes.Supervised):
             # Once each: a caller may list KAI's CRDs too (a bench that stores PodGroups
             # with KAI running or not).
             second_crds = [c for second, _ in seconds for c in second.module.crds()]
+            second_crds += vc.VOLCANO.crds() if volcano else ()
             kai_crds = kai_binaries.crds if kai_binaries else ()
             cp.crds = tuple(dict.fromkeys((*crds, *kai_crds, *second_crds)))
             cp.install_crds(cp.crds)
@@ -165,6 +171,8 @@ class ControlPlane(processes.Supervised):
                 cp._start_kai(kai_binaries)
             for second, name, binary in built:
                 cp._start_second_scheduler(second, name, binary)
+            if volcano and volcano_binary:
+                cp._start_volcano(volcano, volcano_binary)
         except BaseException:
             cp.stop()
             raise
@@ -392,6 +400,28 @@ class ControlPlane(processes.Supervised):
             context=_unverified(),
         )
 
+    def _start_volcano(self, scheduler_name: str, binary: Path) -> None:
+        """vc-scheduler with Volcano's shipped configuration, serving ``scheduler_name``;
+        ready once its health endpoint answers (it creates the default queue first)."""
+        conf = self.workdir / "vc-scheduler.conf"
+        conf.write_text(yaml.safe_dump(vc.SCHEDULER_CONF, sort_keys=False))
+        healthz, metrics = processes.free_port(), processes.free_port()
+        self._serve(
+            vc.BINARY,
+            vc.scheduler_args(
+                binary,
+                kubeconfig=self.kubeconfig,
+                conf=conf,
+                scheduler_name=scheduler_name,
+                healthz=healthz,
+                metrics=metrics,
+            ),
+            f"http://127.0.0.1:{healthz}/healthz",
+            # Its GPU-sharing plugin reads a kubeconfig from $KUBECONFIG at start (or logs an
+            # error) even when no profile enables it.
+            env={**os.environ, "KUBECONFIG": str(self.kubeconfig)},
+        )
+
     def _serve(
         self,
         name: str,
@@ -424,6 +454,10 @@ class ControlPlane(processes.Supervised):
     @property
     def koordinator(self) -> bool:
         return any(c.name == koord.SCHEDULER.binary for c in self._children)
+
+    @property
+    def volcano(self) -> bool:
+        return any(c.name == vc.BINARY for c in self._children)
 
     @property
     def scheduling(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster import coscheduling, koordinator
+from gangway_localcluster import coscheduling, koordinator, volcano
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster.build import REPO
 
@@ -24,9 +24,14 @@ def gangway_crds() -> list[Path]:
 
 def crd_files(schedulers: bool = False) -> list[Path]:
     """Gangway's own CRDs and Grove's ClusterTopologyBinding; with ``schedulers``, the second
-    schedulers' CRDs (KAI's, scheduler-plugins' PodGroup, Koordinator's) from their module
-    downloads, for a cluster that stores their objects without running them
+    schedulers' CRDs (KAI's, scheduler-plugins' PodGroup, Koordinator's, Volcano's) from their
+    module downloads, for a cluster that stores their objects without running them
     (``ControlPlane.start`` installs the CRDs of the schedulers it runs itself)."""
-    modules = (kai_scheduler.KAI, coscheduling.SCHEDULER_PLUGINS, koordinator.KOORDINATOR)
+    modules = (
+        kai_scheduler.KAI,
+        coscheduling.SCHEDULER_PLUGINS,
+        koordinator.KOORDINATOR,
+        volcano.VOLCANO,
+    )
     second = [crd for module in modules for crd in module.crds()] if schedulers else []
     return [*gangway_crds(), CLUSTER_TOPOLOGY_BINDINGS, *second]
