@@ -184,6 +184,12 @@ Q = translate.QUEUE_LABEL
         ),
         ({}, [{Q: "b"}, {Q: "c"}], None, [f"spec.template.cliques[1].labels[{Q}]"]),
         ({}, [{}], None, [f"metadata.labels[{Q}]"]),
+        (  # a label and an annotation that disagree: refused, neither one chosen
+            {"labels": {Q: "a"}, "annotations": {Q: "b"}},
+            [{}],
+            None,
+            [f"metadata.annotations[{Q}]"],
+        ),
     ],
 )
 def test_queue_resolution(

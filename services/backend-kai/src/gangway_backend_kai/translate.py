@@ -12,12 +12,13 @@ in every release means all its children are needed, as Gangway wants.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
+from gangway_backendkit import queues
 from gangway_backendkit.converge import carried_metadata
 from gangway_backendkit.pods import amend
 from gangway_backendkit.protocol import Manifest, SyncFailed
+from gangway_backendkit.queues import Queue
 from gangway_contracts import labels
 from gangway_contracts.errors import FieldError, not_dns_labels
 from gangway_contracts.grove import (
@@ -52,50 +53,16 @@ _KAI_MANAGED_LABELS: Final = (QUEUE_LABEL, NODE_POOL_LABEL)
 # --- queue ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Queue:
-    name: str | None  # None when there is none, or the choices contradict each other
-    field: str  # where it was set (or should be)
-    errors: list[FieldError]
-
-    @property
-    def problem(self) -> str:
-        return "; ".join(map(str, self.errors))
-
-
 def resolve_queue(pcs: PodCliqueSet) -> Queue:
-    """The KAI queue of a PodCliqueSet: its ``kai.scheduler/queue`` label, else annotation,
-    else what its clique templates agree on. Clique templates may repeat it, not contradict
-    it."""
-    meta = pcs.metadata
-    label, annotation = meta.labels.get(QUEUE_LABEL), meta.annotations.get(QUEUE_LABEL)
-    queue = label or annotation
-    where = "annotations" if annotation and not label else "labels"
-    source = f"metadata.{where}[{QUEUE_LABEL}]"
-    errors: list[FieldError] = []
-    for i, clique in enumerate(pcs.spec.template.cliques):
-        value = clique.labels.get(QUEUE_LABEL)
-        if not value:
-            continue
-        field = f"spec.template.cliques[{i}].labels[{QUEUE_LABEL}]"
-        if queue is None:
-            queue, source = value, field
-        elif value != queue:
-            errors.append(
-                FieldError(
-                    field=field,
-                    reason=f'queue "{value}" contradicts queue "{queue}" set in {source}',
-                )
-            )
-    if queue is None:
-        errors.append(
-            FieldError(
-                field=source,
-                reason="kai-scheduler needs a queue: label the PodCliqueSet with the name of a "
-                "KAI Queue (there is no default queue)",
-            )
-        )
-    return Queue(name=None if errors else queue, field=source, errors=errors)
+    """The KAI queue of a PodCliqueSet: its ``kai.scheduler/queue`` label (or annotation), or
+    the one its clique templates agree on. KAI has no default queue."""
+    return queues.resolve_queue(
+        pcs,
+        QUEUE_LABEL,
+        default=None,
+        missing="kai-scheduler needs a queue: label the PodCliqueSet with the name of a "
+        "KAI Queue (there is no default queue)",
+    )
 
 
 # --- validation -----------------------------------------------------------------------------
