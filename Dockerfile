@@ -1,6 +1,6 @@
 # One image for every Gangway service and job; the pod's args pick which:
 #   python -m gangway_watcher | gangway_podgang | gangway_backend_kai | gangway_backend_kube
-#   | gangway_backend_coscheduling | gangway_backend_koordinator
+#   | gangway_backend_coscheduling | gangway_backend_koordinator | gangway_backend_volcano
 #   | gangway_admission, or gangway deploy … (deploy/'s jobs).
 # Build from the repository root:  docker build -t gangway:0.1.0 .
 # Not built by CI here (its machine has no container engine); docs/operations.md says what

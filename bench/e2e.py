@@ -11,12 +11,15 @@ process (as ``gangway up`` runs them), measured from outside the services.
                                                      # scheduler-plugins' Coscheduling
     uv run python bench/e2e.py --scheduler koordinator            # ScaleTest_1000,
                                                      # Koordinator's koord-scheduler
+    uv run python bench/e2e.py --scheduler volcano                # ScaleTest_1000,
+                                                     # Volcano's vc-scheduler
     uv run python bench/e2e.py --podcliquesets 100 --replicas 5   # 100 submitted at once
 
 Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no controller
 manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes, for
 kai-scheduler KAI's scheduler and binder, the gangs in an unlimited queue, for
-coscheduling scheduler-plugins' scheduler, for koordinator koord-scheduler) and
+coscheduling scheduler-plugins' scheduler, for koordinator koord-scheduler, for volcano
+vc-scheduler, the gangs in its default queue) and
 nats-server; watcher, podgang, the backends and admission (registered as the webhook) as
 their own processes. Grove's ScaleTest_1000 shape: each PodCliqueSet has ``--replicas``
 gangs of one clique of 2 pods (minAvailable 2). All PodCliqueSets are created at once; the
@@ -68,11 +71,12 @@ from gangway_contracts.config import (
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
     KOORDINATOR,
+    VOLCANO,
     load_operator_config,
 )
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import Subjects
-from gangway_localcluster import coscheduling, kai, koordinator
+from gangway_localcluster import coscheduling, kai, koordinator, volcano
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
@@ -105,10 +109,11 @@ def least_writes_per_gang(scheduler: str, gang: bool, placed: bool) -> dict[str,
     # Initialized=True; per pod its create and its gate's removal; once placed, its status
     # Scheduled (with phase Starting) and Running
     podgang += 2 if placed else 0
-    # KAI: PodGroup, the PodGang's skip-podgrouper mark, BackendSynced; coscheduling and
-    # koordinator (one podgroup a gang here): PodGroup, BackendSynced; default-scheduler:
-    # (Workload, its PodGroup,) BackendSynced.
-    backend = {KAI_SCHEDULER: 3, COSCHEDULING: 2, KOORDINATOR: 2}.get(scheduler, 3 if gang else 1)
+    # KAI: PodGroup, the PodGang's skip-podgrouper mark, BackendSynced; coscheduling,
+    # koordinator (one podgroup a gang here) and volcano: PodGroup, BackendSynced;
+    # default-scheduler: (Workload, its PodGroup,) BackendSynced.
+    seconds = {COSCHEDULING: 2, KOORDINATOR: 2, VOLCANO: 2}
+    backend = {KAI_SCHEDULER: 3, **seconds}.get(scheduler, 3 if gang else 1)
     return {"podgang": podgang, "backend": backend}
 
 
@@ -134,13 +139,13 @@ class Run:
         return self.gangs * PODS_PER_GANG
 
     def config(self) -> dict[str, Any]:
-        """default-scheduler and KAI, as ``gangway up`` runs them, and Coscheduling or
-        Koordinator when measured; the one measured is the default."""
+        """default-scheduler and KAI, as ``gangway up`` runs them, and Coscheduling,
+        Koordinator or Volcano when measured; the one measured is the default."""
         profiles: dict[str, dict[str, Any]] = {
             DEFAULT_SCHEDULER: {"name": DEFAULT_SCHEDULER, "config": {"gangScheduling": self.gang}},
             KAI_SCHEDULER: {"name": KAI_SCHEDULER},
         }
-        if self.scheduler in (COSCHEDULING, KOORDINATOR):
+        if self.scheduler in (COSCHEDULING, KOORDINATOR, VOLCANO):
             profiles[self.scheduler] = {"name": self.scheduler}
         profiles[self.scheduler]["default"] = True
         return {"scheduler": {"profiles": list(profiles.values())}}
@@ -254,6 +259,7 @@ async def bench(run: Run) -> dict[str, Any]:
     on_kai = run.placed and run.scheduler == KAI_SCHEDULER
     on_coscheduling = run.placed and run.scheduler == COSCHEDULING
     on_koordinator = run.placed and run.scheduler == KOORDINATOR
+    on_volcano = run.placed and run.scheduler == VOLCANO
     with (
         ControlPlane.start(
             controller_manager=False,
@@ -262,6 +268,7 @@ async def bench(run: Run) -> dict[str, Any]:
             kai=on_kai,
             coscheduling=coscheduling.SCHEDULER_NAME if on_coscheduling else None,
             koordinator=koordinator.SCHEDULER_NAME if on_koordinator else None,
+            volcano=volcano.SCHEDULER_NAME if on_volcano else None,
         ) as cp,
         NatsServer.start() as server,
     ):
@@ -448,7 +455,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--scheduler",
-        choices=(DEFAULT_SCHEDULER, KAI_SCHEDULER, COSCHEDULING, KOORDINATOR),
+        choices=(DEFAULT_SCHEDULER, KAI_SCHEDULER, COSCHEDULING, KOORDINATOR, VOLCANO),
         default=DEFAULT_SCHEDULER,
     )
     parser.add_argument(

@@ -4,11 +4,12 @@ the whole cluster, so it cannot share the integration tests' one) and a real nat
 
 The control plane starts without Gangway's CRDs: ``up`` installs them. KAI's scheduler and
 binder run in it too (they act only on pods that name kai-scheduler), scheduler-plugins'
-Coscheduling scheduler (only pods that name scheduler-plugins-scheduler) and Koordinator's
-koord-scheduler (only pods that name koord-scheduler). Each test module
-names the operator configuration ``up`` runs with (``CONFIG``), and gets its own ``up``.
-kube-scheduler and kwok run in it: a test that needs room adds fake nodes of its own
-(``nodes``) and pins its pods to them, so no test's pods take another test's room.
+Coscheduling scheduler (only pods that name scheduler-plugins-scheduler), Koordinator's
+koord-scheduler (only pods that name koord-scheduler) and Volcano's vc-scheduler (only pods
+that name volcano). Each test module names the operator configuration ``up`` runs with
+(``CONFIG``), and gets its own ``up``. kube-scheduler and kwok run in it: a test that needs
+room adds fake nodes of its own (``nodes``) and pins its pods to them, so no test's pods take
+another test's room.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import yaml
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_cli.cluster import CRDS, WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
-from gangway_localcluster import coscheduling, koordinator
+from gangway_localcluster import coscheduling, koordinator, volcano
 from gangway_localcluster.controlplane import APIError, ControlPlane
 from gangway_localcluster.crds import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_localcluster.nodes import NodePool
@@ -58,6 +59,7 @@ def e2e_cluster() -> Iterator[ControlPlane]:
         kai=True,
         coscheduling=coscheduling.SCHEDULER_NAME,
         koordinator=koordinator.SCHEDULER_NAME,
+        volcano=volcano.SCHEDULER_NAME,
     ) as cp:
         yield cp
 

@@ -178,9 +178,9 @@ async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(
 async def test_the_demo_fails_naming_the_sample_admission_refused(
     namespace: str, up: Up, api: ApiClient
 ) -> None:
-    """This module's ``up`` enables only default-scheduler: the demo's KAI, Coscheduling and
-    Koordinator samples are refused at admission, and the demo says which and why, and exits
-    non-zero."""
+    """This module's ``up`` enables only default-scheduler: the demo's KAI, Coscheduling,
+    Koordinator and Volcano samples are refused at admission, and the demo says which and why,
+    and exits non-zero."""
     process = await asyncio.create_subprocess_exec(
         Path(sys.executable).parent / "gangway",
         "demo",
@@ -193,11 +193,17 @@ async def test_the_demo_fails_naming_the_sample_admission_refused(
     out, _ = await asyncio.wait_for(process.communicate(), 60)
     text = out.decode()
     assert process.returncode == 1, text
-    kai, coscheduling, koordinator = [line for line in text.splitlines() if "refused:" in line]
+    refused = [line for line in text.splitlines() if "refused:" in line]
+    kai, coscheduling, koordinator, volcano = refused
     assert kai.startswith("demo-inference"), text
     assert '"kai-scheduler" is not an enabled scheduler backend' in kai, text
     assert coscheduling.startswith("demo-training"), text
     assert '"scheduler-plugins-scheduler" is not an enabled scheduler backend' in coscheduling
     assert koordinator.startswith("demo-roles"), text
     assert '"koord-scheduler" is not an enabled scheduler backend' in koordinator
-    assert "not done: 3 of 5 refused (demo-inference, demo-training, demo-roles)" in text
+    assert volcano.startswith("demo-generate"), text
+    assert '"volcano" is not an enabled scheduler backend' in volcano
+    assert (
+        "not done: 4 of 6 refused (demo-inference, demo-training, demo-roles, demo-generate)"
+        in text
+    )

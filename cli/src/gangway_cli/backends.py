@@ -9,17 +9,19 @@ from gangway_backend_kai.backend import KaiBackend
 from gangway_backend_koordinator.backend import KoordinatorBackend
 from gangway_backend_kube.backend import KubeBackend
 from gangway_backend_kube.translate import WORKLOAD_VERSIONS, WorkloadVersion
+from gangway_backend_volcano.backend import VolcanoBackend
 from gangway_backendkit.protocol import Backend
 from gangway_contracts.config import (
     COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
     KOORDINATOR,
+    VOLCANO,
     SchedulerConfig,
 )
 from gangway_contracts.errors import FieldError, FieldErrors
 
-BUILTIN_BACKENDS: Final = (KAI_SCHEDULER, DEFAULT_SCHEDULER, COSCHEDULING, KOORDINATOR)
+BUILTIN_BACKENDS: Final = (KAI_SCHEDULER, DEFAULT_SCHEDULER, COSCHEDULING, KOORDINATOR, VOLCANO)
 
 
 def builtin_backend(
@@ -33,6 +35,8 @@ def builtin_backend(
         return CoschedulingBackend.from_config(config)
     if name == KOORDINATOR:
         return KoordinatorBackend.from_config(config)
+    if name == VOLCANO:
+        return VolcanoBackend.from_config(config)
     raise FieldErrors(
         [
             FieldError(

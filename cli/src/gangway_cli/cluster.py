@@ -17,6 +17,7 @@ from gangway_backend_coscheduling.translate import PODGROUPS as COSCHEDULING_POD
 from gangway_backend_kai.translate import PODGROUPS as KAI_PODGROUPS
 from gangway_backend_koordinator.translate import PODGROUPS as KOORDINATOR_PODGROUPS
 from gangway_backend_kube.backend import served_workload_version
+from gangway_backend_volcano.translate import PODGROUPS as VOLCANO_PODGROUPS
 from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
 
 CRDS: Final = ApiResource("apiextensions.k8s.io", "v1", "customresourcedefinitions", False)
@@ -44,6 +45,7 @@ class Found:
     kai: bool
     coscheduling: bool  # scheduler-plugins' PodGroups
     koordinator: bool  # Koordinator's PodGroups (scheduling.sigs.k8s.io)
+    volcano: bool  # Volcano's PodGroups (scheduling.volcano.sh)
     workload_api: str | None
 
 
@@ -71,6 +73,7 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
             kai=await kube.serves(KAI_PODGROUPS),
             coscheduling=await kube.serves(COSCHEDULING_PODGROUPS),
             koordinator=await kube.serves(KOORDINATOR_PODGROUPS),
+            volcano=await kube.serves(VOLCANO_PODGROUPS),
             workload_api=await served_workload_version(kube),
         )
 

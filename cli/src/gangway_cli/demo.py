@@ -4,7 +4,8 @@ PodGangs created, pods created, gangs Initialized, scheduling gates lifted, pods
 nodes by the scheduler, pods Running.
 
 With Ready nodes, and the scheduler a sample names served (KAI's Queues for the KAI sample,
-scheduler-plugins' PodGroups for the Coscheduling one, Koordinator's for its own), the sample
+scheduler-plugins' PodGroups for the Coscheduling one, Koordinator's and Volcano's PodGroups
+for theirs), the sample
 is done when every pod runs: a gang of a scaling group beyond its minAvailable is released
 once its base gang is scheduled. Without nodes a sample ends at gates lifted, and the scaled
 gangs that wait for their base gang are counted as waiting, not as missing. A sample refused
@@ -28,6 +29,7 @@ import yaml
 from gangway_backend_coscheduling.translate import PODGROUPS as COSCHEDULING_PODGROUPS
 from gangway_backend_kai.translate import QUEUES
 from gangway_backend_koordinator.translate import PODGROUPS as KOORDINATOR_PODGROUPS
+from gangway_backend_volcano.translate import PODGROUPS as VOLCANO_PODGROUPS
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -45,6 +47,7 @@ SAMPLES: Final = (
     "kai-scheduler.yaml",
     "coscheduling.yaml",
     "koordinator.yaml",
+    "volcano.yaml",
     "scaling-group.yaml",
 )
 # A sample that needs a second scheduler: what the API server serves where it is installed,
@@ -60,6 +63,11 @@ NEEDS: Final = {
         KOORDINATOR_PODGROUPS,
         "Koordinator is not installed (the API server serves no "
         f"{KOORDINATOR_PODGROUPS.plural}.{KOORDINATOR_PODGROUPS.group})",
+    ),
+    "volcano.yaml": (
+        VOLCANO_PODGROUPS,
+        "Volcano is not installed (the API server serves no "
+        f"{VOLCANO_PODGROUPS.plural}.{VOLCANO_PODGROUPS.group})",
     ),
 }
 FIELD_MANAGER: Final = "gangway-demo"

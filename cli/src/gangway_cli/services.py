@@ -15,6 +15,7 @@ from gangway_contracts.config import (
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
     KOORDINATOR,
+    VOLCANO,
     SchedulerConfig,
 )
 from gangway_localcluster import processes
@@ -25,6 +26,7 @@ BACKEND_MODULES: Final = {
     KAI_SCHEDULER: "gangway_backend_kai",
     COSCHEDULING: "gangway_backend_coscheduling",
     KOORDINATOR: "gangway_backend_koordinator",
+    VOLCANO: "gangway_backend_volcano",
 }
 
 

@@ -3,12 +3,13 @@
 Starts a real local control plane (etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler, and kwok with a few fake GPU nodes) with Gangway's CRDs; KAI's scheduler and
 binder, KAI's CRDs and its default queues too, unless the operator configuration leaves the
-kai-scheduler profile out; scheduler-plugins' Coscheduling scheduler and Koordinator's
-koord-scheduler with their CRDs, each under its profile's schedulerName, unless the
-configuration leaves that profile out; nats-server with JetStream, and every Gangway service as a
-separate process (``services.py``); prints where everything is; Ctrl-C stops all of it and
-removes what it created. With ``--kubeconfig`` the cluster is an existing one: only NATS and
-the services start here (``cluster.py`` says what is asked of it).
+kai-scheduler profile out; scheduler-plugins' Coscheduling scheduler, Koordinator's
+koord-scheduler and Volcano's vc-scheduler with their CRDs, each under its profile's
+schedulerName, unless the configuration leaves that profile out; nats-server with JetStream,
+and every Gangway service as a separate process (``services.py``); prints where everything
+is; Ctrl-C stops all of it and removes what it created. With ``--kubeconfig`` the cluster is
+an existing one: only NATS and the services start here (``cluster.py`` says what is asked of
+it).
 """
 
 from __future__ import annotations
@@ -40,12 +41,14 @@ from gangway_contracts.config import (
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
     KOORDINATOR,
+    VOLCANO,
     SchedulerConfig,
     load_operator_config,
 )
 from gangway_contracts.errors import FieldErrors
 from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import koordinator as koord
+from gangway_localcluster import volcano as vc
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import APIError, ControlPlane
@@ -161,11 +164,6 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"up: {problem}", file=sys.stderr)
         return 2
-    # KAI, Coscheduling and Koordinator run here unless a configuration leaves their
-    # profiles out (the default enables them all).
-    kai = given is None or KAI_SCHEDULER in given.enabled
-    coscheduling = _scheduler_name(given, COSCHEDULING, scheduler_plugins.SCHEDULER_NAME)
-    koordinator = _scheduler_name(given, KOORDINATOR, koord.SCHEDULER_NAME)
     say = partial(print, flush=True)
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
@@ -180,9 +178,7 @@ def run(args: argparse.Namespace) -> int:
                     stack,
                     say,
                     nodes=node_pool(args),
-                    kai=kai,
-                    coscheduling=coscheduling,
-                    koordinator=koordinator,
+                    given=given,
                 )
             )
         except APIError as exc:  # the API server refused a node as described by the flags
@@ -248,10 +244,11 @@ def _local_cluster(
     say: Callable[[str], None],
     *,
     nodes: NodePool,
-    kai: bool,
-    coscheduling: str | None,
-    koordinator: str | None,
+    given: SchedulerConfig | None,
 ) -> LocalCluster:
+    # KAI, Coscheduling, Koordinator and Volcano run here unless a configuration leaves
+    # their profiles out (the default enables them all).
+    kai = given is None or KAI_SCHEDULER in given.enabled
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
     cp = ControlPlane.start(
@@ -260,8 +257,9 @@ def _local_cluster(
         crds=crd_files(),
         scheduling=True,
         kai=kai,
-        coscheduling=coscheduling,
-        koordinator=koordinator,
+        coscheduling=_scheduler_name(given, COSCHEDULING, scheduler_plugins.SCHEDULER_NAME),
+        koordinator=_scheduler_name(given, KOORDINATOR, koord.SCHEDULER_NAME),
+        volcano=_scheduler_name(given, VOLCANO, vc.SCHEDULER_NAME),
     )
     stack.callback(cp.stop)
     if kai:
@@ -325,6 +323,12 @@ class Running:
             if self.local.cp.koordinator:
                 name = _scheduler_name(config, KOORDINATOR, "")
                 yield f"  Koordinator v{koord.KOORDINATOR_VERSION}'s koord-scheduler, as {name}"
+            if self.local.cp.volcano:
+                name = _scheduler_name(config, VOLCANO, "")
+                yield (
+                    f"  Volcano v{vc.VOLCANO_VERSION}'s vc-scheduler, as {name}; "
+                    f"Volcano queue {vc.DEFAULT_QUEUE}"
+                )
         else:
             yield f"Existing cluster, Kubernetes {found.version} at {found.server}"
         yield f"  kubeconfig: {env['KUBECONFIG']}"
@@ -332,7 +336,8 @@ class Running:
         yield (
             f"  Workload API (scheduling.k8s.io): {workload_api}; KAI: {served[found.kai]}; "
             f"Coscheduling PodGroups: {served[found.coscheduling]}; "
-            f"Koordinator PodGroups: {served[found.koordinator]}"
+            f"Koordinator PodGroups: {served[found.koordinator]}; "
+            f"Volcano PodGroups: {served[found.volcano]}"
         )
         if self.local:
             crds = self.local.cp.crds
@@ -446,6 +451,8 @@ def default_config(found: cluster.Found) -> dict[str, Any]:
         profiles.append({"name": COSCHEDULING})
     if found.koordinator:
         profiles.append({"name": KOORDINATOR})
+    if found.volcano:
+        profiles.append({"name": VOLCANO})
     return {"scheduler": {"profiles": profiles}}
 
 

@@ -19,6 +19,7 @@ from gangway_localcluster.crds import crd_files
         ("gangway_backend_kai", "podgroups.scheduling.run.ai/v2alpha2"),
         ("gangway_backend_coscheduling", "podgroups.scheduling.x-k8s.io/v1alpha1"),
         ("gangway_backend_koordinator", "podgroups.scheduling.sigs.k8s.io/v1alpha1"),
+        ("gangway_backend_volcano", "podgroups.scheduling.volcano.sh/v1beta1"),
     ],
 )
 async def test_a_backend_without_its_schedulers_crds_exits_with_the_reason(

@@ -135,7 +135,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
             # Each backend keeps its resource for a PodGang it owns: a Workload for
             # default-scheduler, a KAI PodGroup for kai-scheduler (its queue from the
             # PodCliqueSet the PodGang is part of), a scheduler-plugins PodGroup for
-            # coscheduling.
+            # coscheduling, a Volcano PodGroup (in the default queue) for volcano.
             inference = labelled(fixture(INFERENCE), "demo", "llama-disagg")
             for clique in inference["spec"]["template"]["cliques"]:
                 clique.pop("topologyConstraint", None)  # no required packing on this backend
@@ -145,6 +145,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
                 ("default-scheduler", f"{WORKLOADS.group}/{WORKLOADS.versions[0]} Workload"),
                 ("kai-scheduler", "scheduling.run.ai/v2alpha2 PodGroup"),
                 ("coscheduling", "scheduling.x-k8s.io/v1alpha1 PodGroup"),
+                ("volcano", "scheduling.volcano.sh/v1beta1 PodGroup"),
             ):
                 gang = podgang("demo", f"llama-disagg-{backend}", backend)
                 await server_side_apply(api, gang, "demo")
@@ -154,10 +155,10 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
                 await eventually(partial(live, api, expected, "demo"), bool)
             # Admission is registered: a PodCliqueSet naming no enabled scheduler is refused.
             refused = labelled(fixture(INFERENCE), "demo", "refused")
-            on_scheduler(refused, "volcano")
+            on_scheduler(refused, "lpx-scheduler")
             with pytest.raises(ApiException) as raised:
                 await server_side_apply(api, refused, "demo")
-            assert '"volcano\\" is not an enabled scheduler backend' in str(raised.value.body)
+            assert '"lpx-scheduler\\" is not an enabled' in str(raised.value.body)
         nc = await nats.connect(env["NATS_URL"])
         try:
             js = nc.jetstream()
@@ -185,9 +186,11 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
         "backend-kai-scheduler",
         "backend-coscheduling",
         "backend-koordinator",
+        "backend-volcano",
         "admission",
     ):
         assert f"{service}: http://127.0.0.1:" in text
     assert "scheduler-plugins v0.34.7 with Coscheduling, as scheduler-plugins-scheduler" in text
     assert "Koordinator v1.8.0's koord-scheduler, as koord-scheduler" in text
+    assert "Volcano v1.10.0's vc-scheduler, as volcano; Volcano queue default" in text
     assert "stopping" in text

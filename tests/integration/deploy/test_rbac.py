@@ -33,6 +33,7 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
         "scheduling.k8s.io/podgroups": LIST_WATCH,
         "scheduling.x-k8s.io/podgroups": LIST_WATCH,
         "scheduling.sigs.k8s.io/podgroups": LIST_WATCH,
+        "scheduling.volcano.sh/podgroups": LIST_WATCH,
     },
     "gangway-podgang": {
         "/pods": frozenset({"create", "patch", "delete"}),
@@ -58,6 +59,12 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
     },
     "gangway-backend-koordinator": {
         "scheduling.sigs.k8s.io/podgroups": WRITE,
+        "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
+        "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
+    },
+    "gangway-backend-volcano": {
+        "scheduling.volcano.sh/podgroups": WRITE,
+        "scheduling.volcano.sh/queues": frozenset({"get"}),
         "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
         "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
     },
@@ -194,6 +201,7 @@ async def test_a_backend_cannot_touch_another_backends_objects(api: ApiClient) -
             "gangway-backend-coscheduling": "scheduling.x-k8s.io/podgroups",
             "gangway-backend-koordinator": "scheduling.sigs.k8s.io/podgroups",
             "gangway-backend-kai": "scheduling.run.ai/podgroups",
+            "gangway-backend-volcano": "scheduling.volcano.sh/podgroups",
         }
         for owner, resource in podgroups.items():
             for other in set(podgroups) - {owner} | {"gangway-backend-kube"}:

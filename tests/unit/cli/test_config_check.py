@@ -27,15 +27,15 @@ def test_errors_one_per_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     bad = tmp_path / "operator.yaml"
     bad.write_text(
         "scheduler:\n  profiles:\n    - {name: kai-scheduler, default: true}\n"
-        "    - {name: default-scheduler, default: true}\n    - {name: volcano}\n"
+        "    - {name: default-scheduler, default: true}\n    - {name: lpx-scheduler}\n"
     )
     assert main(["config", "check", str(bad)]) == 1
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err.splitlines() == [
-        'scheduler.profiles[2].name: unknown scheduler "volcano": supported are '
-        "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler; declare a "
-        "third-party backend with external: true",
+        'scheduler.profiles[2].name: unknown scheduler "lpx-scheduler": supported are '
+        "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler, volcano; "
+        "declare a third-party backend with external: true",
         "scheduler.profiles: at most one profile may be default, found kai-scheduler "
         "(profiles[0].default), default-scheduler (profiles[1].default)",
     ]

@@ -147,3 +147,23 @@ def test_koordinator_gangs_in_one_group_then_pods_for_koord_scheduler(
     pods = [d for d in docs if d["kind"] == "Pod"]
     assert len(pods) == 4
     assert {p["spec"]["schedulerName"] for p in pods} == {"koord-scheduler"}
+
+
+def test_volcano_one_podgroup_in_the_named_queue_then_pods_as_its_tasks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "operator.yaml"
+    config.write_text("scheduler: {profiles: [{name: volcano, default: true}]}\n")
+    sample = yaml.safe_load(SAMPLES.joinpath("volcano.yaml").read_text())
+    code, docs, err = render(capsys, "--config", str(config), write(tmp_path, sample))
+    assert (code, err) == (0, 'note: not checked offline: Volcano Queue "default" is open\n')
+    group, *pods = docs
+    assert (group["kind"], group["metadata"]["name"]) == ("PodGroup", "demo-generate-0")
+    assert group["spec"] == {
+        "minMember": 3,
+        "minTaskMember": {"demo-generate-0-router": 1, "demo-generate-0-decoder": 2},
+        "queue": "default",
+    }
+    tasks = [p["metadata"]["annotations"]["volcano.sh/task-spec"] for p in pods]
+    assert sorted(tasks) == ["demo-generate-0-decoder"] * 4 + ["demo-generate-0-router"]
+    assert {p["spec"]["schedulerName"] for p in pods} == {"volcano"}

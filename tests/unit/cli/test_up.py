@@ -15,12 +15,9 @@ from gangway_contracts.config import parse_scheduler_config
 from gangway_localcluster.certs import ServingFiles
 
 
-def found(
-    workload_api: str | None, kai: bool, coscheduling: bool = False, koordinator: bool = False
-) -> Found:
-    return Found(
-        "https://example:6443", "v1.36.4", [], kai, coscheduling, koordinator, workload_api
-    )
+def found(workload_api: str | None, kai: bool, second: bool = False) -> Found:
+    """``second``: the second schedulers' PodGroups (Coscheduling, Koordinator, Volcano)."""
+    return Found("https://example:6443", "v1.36.4", [], kai, second, second, second, workload_api)
 
 
 @pytest.mark.parametrize(
@@ -30,18 +27,24 @@ def found(
             "v1alpha2",
             True,
             True,
-            ["coscheduling", "default-scheduler", "kai-scheduler", "koordinator"],
+            ["coscheduling", "default-scheduler", "kai-scheduler", "koordinator", "volcano"],
             True,
         ),
         ("v1alpha1", False, False, ["default-scheduler"], True),
         (None, True, False, ["default-scheduler", "kai-scheduler"], False),
-        (None, False, True, ["coscheduling", "default-scheduler", "koordinator"], False),
+        (
+            None,
+            False,
+            True,
+            ["coscheduling", "default-scheduler", "koordinator", "volcano"],
+            False,
+        ),
     ],
 )
 def test_the_default_configuration_follows_what_the_cluster_serves(
     workload_api: str | None, kai: bool, second: bool, enabled: list[str], gang: bool
 ) -> None:
-    served = found(workload_api, kai, coscheduling=second, koordinator=second)
+    served = found(workload_api, kai, second)
     config = parse_scheduler_config(default_config(served)["scheduler"])
     assert sorted(config.enabled) == enabled
     assert config.default == "default-scheduler"

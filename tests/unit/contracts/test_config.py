@@ -72,7 +72,7 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         {"profiles": [{"name": "kai"}]},
         [
             'scheduler.profiles[0].name: unknown scheduler "kai": supported are '
-            "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler; "
+            "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler, volcano; "
             "declare a "
             "third-party backend with external: true"
         ],
@@ -107,6 +107,22 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         [
             'scheduler.defaultProfileName: "volcano" names no configured profile '
             "(configured: default-scheduler, kai-scheduler)"
+        ],
+    ),
+    (
+        "volcano's default queue must be a queue name; it has no timeout",
+        {
+            "profiles": [
+                {
+                    "name": "volcano",
+                    "config": {"defaultQueue": "Team A", "scheduleTimeoutSeconds": 60},
+                }
+            ]
+        },
+        [
+            "scheduler.profiles[0].config.defaultQueue: must be a DNS-1123 subdomain: the name "
+            "of a Volcano Queue",
+            "scheduler.profiles[0].config.scheduleTimeoutSeconds: unknown field",
         ],
     ),
     (
@@ -163,7 +179,7 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         {"profiles": [{"name": "kai"}, {"name": "default-scheduler", "config": {"x": 1}}]},
         [
             'scheduler.profiles[0].name: unknown scheduler "kai": supported are '
-            "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler; "
+            "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler, volcano; "
             "declare a "
             "third-party backend with external: true",
             "scheduler.profiles[1].config.x: unknown field",
@@ -171,7 +187,7 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
     ),
     (
         "an external backend's resources read <plural>.<group>/<version>",
-        {"profiles": [{"name": "volcano", "external": True, "resources": ["podgroups/v1"]}]},
+        {"profiles": [{"name": "lpx-scheduler", "external": True, "resources": ["podgroups/v1"]}]},
         [
             'scheduler.profiles[0].resources[0]: "podgroups/v1" must read '
             "<plural>.<group>/<version>, e.g. podgroups.scheduling.example.com/v1"
@@ -361,17 +377,18 @@ def test_backend_for_rejects(names: tuple[str | None, ...], errors: list[str]) -
             {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]},
             ["workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io"],
         ),
+        ({"profiles": [{"name": "volcano"}]}, ["podgroups.scheduling.volcano.sh"]),
         (
             {
                 "profiles": [
                     {
-                        "name": "volcano",
+                        "name": "lpx-scheduler",
                         "external": True,
-                        "resources": ["podgroups.scheduling.volcano.sh/v1beta1"],
+                        "resources": ["podgroups.scheduling.example.com/v1"],
                     }
                 ]
             },
-            ["podgroups.scheduling.volcano.sh"],
+            ["podgroups.scheduling.example.com"],
         ),
     ],
 )

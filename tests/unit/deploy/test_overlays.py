@@ -19,6 +19,7 @@ def test_overlays_with_their_own_configuration_exist() -> None:
         "kai-only",
         "coscheduling",
         "koordinator",
+        "volcano",
     }
 
 

@@ -7,6 +7,8 @@
           config: {schedulerName: scheduler-plugins-scheduler, scheduleTimeoutSeconds: 60}
         - name: koordinator           # Koordinator's koord-scheduler (gangs, GangGroups)
           config: {mode: Strict, matchPolicy: once-satisfied}
+        - name: volcano               # Volcano's vc-scheduler (PodGroups in queues)
+          config: {defaultQueue: default}
         - name: default-scheduler
           config: {gangScheduling: true}
           default: true
@@ -20,8 +22,8 @@ Rules: ``default-scheduler`` (alias ``kube-scheduler``) is always enabled; at mo
 default (none: default-scheduler); built-in backends get typed configuration, unknown keys
 rejected; anything else must be declared ``external``. Every error names its field path.
 A pod's ``schedulerName`` picks its backend by profile name, or by the ``schedulerName`` a
-profile's config gives (coscheduling, koordinator: their schedulers are not named after the
-backend).
+profile's config gives (coscheduling, koordinator, volcano: their schedulers may be named
+otherwise).
 """
 
 from __future__ import annotations
@@ -37,13 +39,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gangway_contracts.errors import FieldError, FieldErrors, field_path
 from gangway_contracts.grove import PodCliqueSet
-from gangway_contracts.k8s import is_dns_label
+from gangway_contracts.k8s import is_dns_label, is_dns_subdomain
 
 M = TypeVar("M", bound=BaseModel)
 
 KAI_SCHEDULER: Final = "kai-scheduler"
 COSCHEDULING: Final = "coscheduling"
 KOORDINATOR: Final = "koordinator"
+VOLCANO: Final = "volcano"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 ALIASES: Final = {"kube-scheduler": DEFAULT_SCHEDULER}
 
@@ -74,18 +77,12 @@ class KaiSchedulerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class SecondSchedulerConfig(BaseModel):
-    """A backend whose scheduler runs beside the default one under a name of its own, and
-    holds a gang's first pods for a while waiting for the rest."""
+class NamedSchedulerConfig(BaseModel):
+    """A backend whose scheduler runs beside the default one under a name of its own."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
     # The scheduler (profile) its pods are handed to.
     scheduler_name: str
-    # How long a gang's first placed pods wait for the rest before all are released and
-    # retried; unset: the scheduler's own default.
-    schedule_timeout_seconds: int | None = Field(
-        default=None, alias="scheduleTimeoutSeconds", ge=1, le=2**31 - 1
-    )
 
     @field_validator("scheduler_name")
     @classmethod
@@ -93,6 +90,16 @@ class SecondSchedulerConfig(BaseModel):
         if not is_dns_label(value):
             raise ValueError("must be a DNS-1123 label: the pods' schedulerName")
         return value
+
+
+class SecondSchedulerConfig(NamedSchedulerConfig):
+    """A second scheduler that holds a gang's first pods for a while waiting for the rest."""
+
+    # How long a gang's first placed pods wait for the rest before all are released and
+    # retried; unset: the scheduler's own default.
+    schedule_timeout_seconds: int | None = Field(
+        default=None, alias="scheduleTimeoutSeconds", ge=1, le=2**31 - 1
+    )
 
 
 class CoschedulingConfig(SecondSchedulerConfig):
@@ -118,11 +125,29 @@ class KoordinatorConfig(SecondSchedulerConfig):
     )
 
 
+class VolcanoConfig(NamedSchedulerConfig):
+    """volcano: Volcano's vc-scheduler; one PodGroup per PodGang, in a queue. It holds no
+    placed pod waiting (a gang binds whole in one session), so there is no timeout."""
+
+    scheduler_name: str = Field(default="volcano", alias="schedulerName")
+    # The queue of a PodCliqueSet that names none: Volcano's own default, which its scheduler
+    # creates at start.
+    default_queue: str = Field(default="default", alias="defaultQueue")
+
+    @field_validator("default_queue")
+    @classmethod
+    def _default_queue(cls, value: str) -> str:
+        if not is_dns_subdomain(value):
+            raise ValueError("must be a DNS-1123 subdomain: the name of a Volcano Queue")
+        return value
+
+
 BUILTIN_CONFIG: Final[dict[str, type[BaseModel]]] = {
     DEFAULT_SCHEDULER: KubeSchedulerConfig,
     KAI_SCHEDULER: KaiSchedulerConfig,
     COSCHEDULING: CoschedulingConfig,
     KOORDINATOR: KoordinatorConfig,
+    VOLCANO: VolcanoConfig,
 }
 
 
@@ -156,7 +181,7 @@ class Profile:
     @property
     def scheduler_name(self) -> str:
         """The schedulerName its pods get: its config's, else the profile's name."""
-        if isinstance(self.config, SecondSchedulerConfig):
+        if isinstance(self.config, NamedSchedulerConfig):
             return self.config.scheduler_name
         return self.name
 

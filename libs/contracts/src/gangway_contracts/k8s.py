@@ -32,6 +32,12 @@ def is_label_value(value: str) -> bool:
     return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
 
 
+def is_dns_subdomain(name: str) -> bool:
+    """An RFC 1123 subdomain: what Kubernetes wants of an object's name (at most 253
+    characters)."""
+    return len(name) <= 253 and bool(_DNS1123_SUBDOMAIN.match(name))
+
+
 def is_qualified_name(key: str) -> bool:
     """A label or annotation key: ``[prefix/]name``, prefix a DNS subdomain of at most 253
     characters, name a non-empty label value."""

@@ -17,6 +17,7 @@ from gangway_contracts.config import (
     KAI_SCHEDULER,
     KOORDINATOR,
     RESOURCE_REF,
+    VOLCANO,
     KubeSchedulerConfig,
     SchedulerConfig,
 )
@@ -72,6 +73,7 @@ COSCHEDULING_PODGROUPS = _backend_resource(
 KOORDINATOR_PODGROUPS = _backend_resource(
     KOORDINATOR, "podgroups", "scheduling.sigs.k8s.io", "v1alpha1"
 )
+VOLCANO_PODGROUPS = _backend_resource(VOLCANO, "podgroups", "scheduling.volcano.sh", "v1beta1")
 # Workload API: 1.35 serves v1alpha1 (Workload only), 1.36 v1alpha2 and 1.37 v1beta1
 # (Workload + PodGroup).
 WORKLOADS = _backend_resource(
@@ -85,6 +87,7 @@ PODGROUPS_OF: dict[str, MirroredResource] = {
     KAI_SCHEDULER: KAI_PODGROUPS,
     COSCHEDULING: COSCHEDULING_PODGROUPS,
     KOORDINATOR: KOORDINATOR_PODGROUPS,
+    VOLCANO: VOLCANO_PODGROUPS,
 }
 
 

@@ -1,0 +1,99 @@
+"""The volcano backend: one Volcano PodGroup per PodGang in the PodCliqueSet's queue, each
+podgroup a task with its own minimum, pods handed to vc-scheduler."""
+
+from __future__ import annotations
+
+from gangway_backend_volcano import translate
+from gangway_backend_volcano.translate import NAME, PODGROUPS, QUEUES
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.pods import prepare_each
+from gangway_backendkit.protocol import Capabilities, Manifest, Synced, SyncFailed
+from gangway_contracts import labels
+from gangway_contracts.config import SchedulerConfig, VolcanoConfig
+from gangway_contracts.errors import FieldError
+from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.rpc import (
+    PreparePodsReply,
+    PreparePodsRequest,
+    ValidateReply,
+    ValidateRequest,
+)
+
+
+class VolcanoBackend:
+    name = NAME
+    capabilities = Capabilities(gang=True, topology=False, queues=True)
+
+    def __init__(self, config: VolcanoConfig | None = None) -> None:
+        self.config = config or VolcanoConfig()
+        self._prepare = translate.prepare_pod(self.config.scheduler_name)
+
+    @classmethod
+    def from_config(cls, config: SchedulerConfig) -> VolcanoBackend:
+        return cls(config.builtin_config(NAME, VolcanoConfig))
+
+    async def init(self, ctx: BackendContext) -> None:
+        await ctx.require(
+            PODGROUPS,
+            "install Volcano (its CRDs) and run vc-scheduler as "
+            f"{self.config.scheduler_name} before enabling the {NAME} profile",
+        )
+
+    def _queue(self, podcliqueset: PodCliqueSet) -> str:
+        queue = translate.resolve_queue(podcliqueset, self.config)
+        if queue.name is None:
+            raise SyncFailed("QueueInvalid", queue.problem)
+        return queue.name
+
+    def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
+        if podcliqueset is None:
+            raise SyncFailed("PodCliqueSetMissing", "the queue comes from the PodCliqueSet")
+        return [translate.podgroup(podgang, self._queue(podcliqueset))]
+
+    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+        meta = podgang.metadata
+        pcs = await ctx.podcliqueset(meta.namespace, meta.labels.get(labels.PART_OF, ""))
+        if pcs is None:  # not in the store yet: the watcher mirrors it shortly
+            raise RuntimeError(f"PodCliqueSet of {meta.namespace}/{meta.name} not seen yet")
+        desired = translate.podgroup(podgang, self._queue(pcs))
+        change = await ensure(
+            ctx.kube,
+            PODGROUPS,
+            desired,
+            field_manager=ctx.field_manager,
+            keep=translate.keep_queue,
+        )
+        spec = desired["spec"]
+        return Synced(
+            resources=[f"PodGroup {meta.namespace}/{meta.name}"],
+            message=f"Volcano PodGroup {meta.name} minMember {spec['minMember']} "
+            f"({len(spec['minTaskMember'])} tasks) ({change})",
+        )
+
+    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
+        await delete_owned(ctx.kube, PODGROUPS, last.namespace, last.name, last.uid)
+
+    def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
+        return prepare_each(request, self._prepare)
+
+    async def validate_podcliqueset(
+        self, request: ValidateRequest, ctx: BackendContext | None
+    ) -> ValidateReply:
+        pcs = request.podcliqueset
+        errors, unsupported = translate.validate(pcs, self.config)
+        warnings: list[str] = []
+        queue = translate.resolve_queue(pcs, self.config)
+        if queue.name is not None:
+            if ctx is None:
+                warnings.append(f'not checked offline: Volcano Queue "{queue.name}" is open')
+            else:
+                live = await ctx.kube.read(QUEUES, "", queue.name)
+                if problem := translate.queue_problem(queue.name, live):
+                    if queue.defaulted:
+                        problem += f" (the profile's default queue: set {translate.QUEUE_KEY})"
+                    errors.append(FieldError(field=queue.field, reason=problem))
+        return ValidateReply(
+            allowed=not errors, errors=errors, warnings=warnings, unsupported=unsupported
+        )
