@@ -18,6 +18,7 @@ from tests.e2e.workloads import (
     bound,
     gpu_clique,
     gpu_workload,
+    named,
     one_of_two_runs_whole,
     running,
     scaled_up_down_and_deleted,
@@ -45,7 +46,7 @@ def coscheduled(pcs: dict[str, Any]) -> dict[str, Any]:
 
 
 def podgroup(name: str) -> dict[str, Any]:
-    return {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup", "metadata": {"name": name}}
+    return named(PODGROUPS, "PodGroup", name)
 
 
 async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(

@@ -26,7 +26,15 @@ from gangway_localcluster.nodes import (
 from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
-from tests.e2e.workloads import bound, gpu_clique, gpu_workload, running, ungated
+from tests.e2e.workloads import (
+    bound,
+    bound_by_clique,
+    gpu_clique,
+    gpu_workload,
+    running,
+    stays_unbound,
+    ungated,
+)
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kai import ensure_queue
@@ -39,8 +47,6 @@ CONFIG = {"profiles": [{"name": "kai-scheduler", "default": True}]}
 QUEUE = "e2e-kai"
 # Long enough for KAI (a cycle a second) to have tried a gang, and kwok to run it.
 PLACED_WITHIN = 60.0
-# How long a gang that must not be placed is watched staying unplaced.
-UNPLACED_FOR = 8.0
 TOPOLOGY = "kwok-racks"
 
 
@@ -51,24 +57,6 @@ def kai_workload(
     pcs = gpu_workload(namespace, name, nodes, *cliques)
     pcs["metadata"]["labels"][QUEUE_LABEL] = queue
     return on_scheduler(pcs, "kai-scheduler")
-
-
-def bound_by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for pod in found.values():
-        clique = pod["metadata"]["labels"][labels.PODCLIQUE]
-        counts[clique] = counts.get(clique, 0) + bool(pod["spec"].get("nodeName"))
-    return counts
-
-
-async def stays_unbound(api: ApiClient, namespace: str, prefix: str = "") -> None:
-    """Over UNPLACED_FOR seconds of KAI cycles, no pod (of gang ``prefix``) gets a node."""
-    with pytest.raises(AssertionError, match="not reached"):
-        await eventually(
-            partial(pods, api, namespace),
-            lambda f: any(n.startswith(prefix) for n, p in f.items() if p["spec"].get("nodeName")),
-            UNPLACED_FOR,
-        )
 
 
 @pytest.fixture

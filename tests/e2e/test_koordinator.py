@@ -12,16 +12,16 @@ from typing import Any
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_backend_koordinator.translate import GROUPS, MODE, PODGROUPS
-from gangway_contracts import labels
 from gangway_localcluster.koordinator import SCHEDULER_NAME
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
-    bound,
-    gpu_clique,
-    gpu_workload,
+    bound_by_clique,
+    leader_and_workers,
+    named,
     one_of_two_runs_whole,
     running,
     scaled_up_down_and_deleted,
+    stays_unbound,
     ungated,
     whole_gang,
 )
@@ -34,8 +34,6 @@ from tests.support.store import eventually
 # Pods name koord-scheduler; the profile is found by it.
 CONFIG = {"profiles": [{"name": "koordinator", "default": True}]}
 PLACED_WITHIN = 60.0
-# How long a gang group that must not be placed is watched staying unplaced.
-UNPLACED_FOR = 8.0
 
 
 def koordinated(pcs: dict[str, Any]) -> dict[str, Any]:
@@ -43,46 +41,14 @@ def koordinated(pcs: dict[str, Any]) -> dict[str, Any]:
 
 
 def podgroup(name: str) -> dict[str, Any]:
-    return {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup", "metadata": {"name": name}}
-
-
-def leader_and_workers(namespace: str, nodes: Nodes, leaders: int = 1) -> dict[str, Any]:
-    """A leader role (``leaders`` pods, one needed) and a worker role (two, both needed), a
-    whole 4-GPU node each pod."""
-    return koordinated(
-        gpu_workload(
-            namespace,
-            "serve",
-            nodes,
-            gpu_clique("leader", leaders, 1, gpus=4),
-            gpu_clique("worker", 2, 2, gpus=4),
-        )
-    )
-
-
-def by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for pod in found.values():
-        clique = pod["metadata"]["labels"][labels.PODCLIQUE]
-        counts[clique] = counts.get(clique, 0) + bool(pod["spec"].get("nodeName"))
-    return counts
-
-
-async def stays_unbound(api: ApiClient, namespace: str) -> None:
-    try:
-        await eventually(
-            partial(pods, api, namespace), lambda f: bound(f.values()) > 0, UNPLACED_FOR
-        )
-    except AssertionError:
-        return
-    raise AssertionError("a pod was bound although its gang group cannot be placed whole")
+    return named(PODGROUPS, "PodGroup", name)
 
 
 async def test_one_role_fitting_alone_binds_nothing_until_the_group_fits(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
     await nodes.add(2, gpus=4)  # room for the leader, or for both workers: not for all three
-    pcs = leader_and_workers(namespace, nodes)
+    pcs = leader_and_workers(namespace, nodes, SCHEDULER_NAME)
     await server_side_apply(api, pcs, namespace)
     found = await eventually(partial(pods, api, namespace), ungated(3))
     for pod in found.values():
@@ -111,7 +77,7 @@ async def test_spare_pods_are_said_and_the_group_binds_once_every_pod_fits(
     leaders first, spare leaders take the workers' room, and the group is rejected and tried
     again. Admission said so; once all five fit, every one binds."""
     await nodes.add(3, gpus=4)
-    pcs = leader_and_workers(namespace, nodes, leaders=3)
+    pcs = leader_and_workers(namespace, nodes, SCHEDULER_NAME, leaders=3)
     await server_side_apply(api, pcs, namespace)
     said = await eventually(
         partial(live, api, pcs, namespace),
@@ -128,7 +94,7 @@ async def test_spare_pods_are_said_and_the_group_binds_once_every_pod_fits(
     placed = await eventually(
         partial(pods, api, namespace), lambda f: running(f.values()) == 5, PLACED_WITHIN
     )
-    assert by_clique(placed) == {"serve-0-leader": 3, "serve-0-worker": 2}
+    assert bound_by_clique(placed) == {"serve-0-leader": 3, "serve-0-worker": 2}
 
 
 async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(

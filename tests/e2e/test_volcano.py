@@ -18,13 +18,14 @@ from gangway_localcluster.volcano import DEFAULT_QUEUE, SCHEDULER_NAME
 from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
-    bound,
-    gpu_clique,
-    gpu_workload,
+    bound_by_clique,
+    leader_and_workers,
+    named,
     of_gang,
     one_of_two_runs_whole,
     running,
     scaled_up_down_and_deleted,
+    stays_unbound,
     ungated,
     whole_gang,
 )
@@ -37,9 +38,6 @@ from tests.support.store import eventually
 # Pods name volcano; the profile is found by it.
 CONFIG = {"profiles": [{"name": "volcano", "default": True}]}
 PLACED_WITHIN = 60.0
-# How long a gang that must not be placed is watched staying unplaced (vc-scheduler runs a
-# session every second).
-UNPLACED_FOR = 8.0
 
 
 def on_volcano(pcs: dict[str, Any]) -> dict[str, Any]:
@@ -47,49 +45,14 @@ def on_volcano(pcs: dict[str, Any]) -> dict[str, Any]:
 
 
 def podgroup(name: str) -> dict[str, Any]:
-    return {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup", "metadata": {"name": name}}
-
-
-def leader_and_workers(namespace: str, nodes: Nodes, leaders: int = 1) -> dict[str, Any]:
-    """A leader role (``leaders`` pods, one needed) and a worker role (two, both needed), a
-    whole 4-GPU node each pod."""
-    return on_volcano(
-        gpu_workload(
-            namespace,
-            "serve",
-            nodes,
-            gpu_clique("leader", leaders, 1, gpus=4),
-            gpu_clique("worker", 2, 2, gpus=4),
-        )
-    )
-
-
-def bound_by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for pod in found.values():
-        clique = pod["metadata"]["labels"][labels.PODCLIQUE]
-        counts[clique] = counts.get(clique, 0) + bool(pod["spec"].get("nodeName"))
-    return counts
-
-
-async def stays_unbound(api: ApiClient, namespace: str, gang: str | None = None) -> None:
-    """No pod (of ``gang``, if given) is bound for UNPLACED_FOR seconds."""
-
-    def some_bound(found: dict[str, dict[str, Any]]) -> bool:
-        return bound(of_gang(found, gang) if gang else found.values()) > 0
-
-    try:
-        await eventually(partial(pods, api, namespace), some_bound, UNPLACED_FOR)
-    except AssertionError:
-        return
-    raise AssertionError("a pod was bound although its gang cannot be placed whole")
+    return named(PODGROUPS, "PodGroup", name)
 
 
 async def test_each_role_gets_its_minimum_or_nothing_binds(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
     await nodes.add(2, gpus=4)  # room for the leader and one worker: not for all three
-    pcs = leader_and_workers(namespace, nodes)
+    pcs = leader_and_workers(namespace, nodes, SCHEDULER_NAME)
     await server_side_apply(api, pcs, namespace)
     found = await eventually(partial(pods, api, namespace), ungated(3))
     for pod in found.values():
@@ -115,7 +78,7 @@ async def test_spare_pods_never_take_another_roles_minimum(
     """Three leaders (one needed) and two workers (both) on room for three: the gang binds
     each role's minimum, one leader and both workers; the spare leaders wait for room."""
     await nodes.add(3, gpus=4)
-    pcs = leader_and_workers(namespace, nodes, leaders=3)
+    pcs = leader_and_workers(namespace, nodes, SCHEDULER_NAME, leaders=3)
     await server_side_apply(api, pcs, namespace)
     placed = await eventually(
         partial(pods, api, namespace), lambda f: running(f.values()) == 3, PLACED_WITHIN
@@ -160,7 +123,7 @@ async def test_a_queue_at_its_capability_holds_the_second_gang_back_whole(
     found = await eventually(partial(pods, api, namespace), one_gang_running, PLACED_WITHIN)
     waiting = next(g for g in ("trainer-0", "trainer-1") if running(of_gang(found, g)) == 0)
     assert (await live(api, podgroup(waiting), namespace))["spec"]["queue"] == small_queue
-    await stays_unbound(api, namespace, waiting)
+    await stays_unbound(api, namespace, f"{waiting}-")
 
     grow = {"spec": {"capability": {"nvidia.com/gpu": "32"}}}
     await merge_patch(api, QUEUES.path("", small_queue), grow)

@@ -11,16 +11,25 @@ from typing import Any
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
-from gangway_runtime.kube import Kube
+from gangway_runtime.kube import ApiResource, Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
+from tests.support.manifests import on_scheduler
 from tests.support.podgang import gated, pods, workload
 from tests.support.store import eventually
 
 # The garbage collector finds CRDs installed after it started on its next discovery (~30 s).
 GC_WITHIN = 90.0
+# How long a gang that must not be placed is watched staying unplaced (the schedulers here
+# try again every second or on every change).
+UNPLACED_FOR = 8.0
+
+
+def named(resource: ApiResource, kind: str, name: str) -> dict[str, Any]:
+    """Enough of a manifest to find an object of ``resource`` by name (``live``)."""
+    return {"apiVersion": resource.api_version, "kind": kind, "metadata": {"name": name}}
 
 
 def gpu_clique(name: str, replicas: int, min_available: int, gpus: int) -> dict[str, Any]:
@@ -44,6 +53,23 @@ def gpu_workload(
     test_label = pcs["spec"]["template"]["cliques"][0]["labels"]
     pcs["spec"]["template"]["cliques"] = [{**c, "labels": dict(test_label)} for c in cliques]
     return nodes.pin(pcs)
+
+
+def leader_and_workers(
+    namespace: str, nodes: Nodes, scheduler: str, leaders: int = 1
+) -> dict[str, Any]:
+    """One gang "serve-0" on ``scheduler``: a leader role (``leaders`` pods, one needed) and
+    a worker role (two, both needed), a whole 4-GPU node each pod."""
+    return on_scheduler(
+        gpu_workload(
+            namespace,
+            "serve",
+            nodes,
+            gpu_clique("leader", leaders, 1, gpus=4),
+            gpu_clique("worker", 2, 2, gpus=4),
+        ),
+        scheduler,
+    )
 
 
 def whole_gang(
@@ -70,6 +96,30 @@ def bound(pods: Iterable[dict[str, Any]]) -> int:
 
 def running(pods: Iterable[dict[str, Any]]) -> int:
     return sum(1 for p in pods if p.get("status", {}).get("phase") == "Running")
+
+
+def bound_by_clique(found: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """How many pods of each clique have a node."""
+    counts: dict[str, int] = {}
+    for pod in found.values():
+        clique = pod["metadata"]["labels"][labels.PODCLIQUE]
+        counts[clique] = counts.get(clique, 0) + bool(pod["spec"].get("nodeName"))
+    return counts
+
+
+async def stays_unbound(api: ApiClient, namespace: str, prefix: str = "") -> None:
+    """For UNPLACED_FOR seconds no pod (whose name starts with ``prefix``) gets a node."""
+
+    def some_bound(found: dict[str, dict[str, Any]]) -> bool:
+        return any(n.startswith(prefix) for n, p in found.items() if p["spec"].get("nodeName"))
+
+    try:
+        await eventually(partial(pods, api, namespace), some_bound, UNPLACED_FOR)
+    except AssertionError as exc:
+        if "not reached" in str(exc):
+            return
+        raise
+    raise AssertionError(f"a pod {prefix}… was bound although its gang cannot be placed whole")
 
 
 async def scaled_up_down_and_deleted(

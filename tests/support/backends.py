@@ -16,13 +16,16 @@ from gangway_backendkit.protocol import Backend
 from gangway_backendkit.run import serve
 from gangway_backendkit.settings import BackendSettings
 from gangway_contracts import labels
+from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.grove import PodGang
 from gangway_contracts.resources import mirrored_resources
-from gangway_contracts.subjects import Kind, Subjects
+from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
+from gangway_contracts.subjects import BackendOperation, Kind, Subjects
 from gangway_runtime import tasks
 from gangway_runtime.kube import Kube, KubeError
 from tests.integration.watcher.conftest import only_this_test
-from tests.support.kube import resource_path
+from tests.support.kube import resource_path, server_side_apply
 from tests.support.store import running_watcher, until_ready
 
 B = TypeVar("B", bound=Backend)
@@ -75,3 +78,20 @@ def backend_synced(podgang: dict[str, Any]) -> dict[str, Any]:
     status = podgang.get("status") or {}
     found = [c for c in status.get("conditions") or [] if c["type"] == labels.BACKEND_SYNCED]
     return {**found[0], "generation": podgang["metadata"]["generation"]} if found else {}
+
+
+async def prepared_and_created(
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    backend: str,
+    gang: dict[str, Any],
+    pod: dict[str, Any],
+) -> dict[str, Any]:
+    """``pod`` prepared by ``backend`` over NATS for ``gang``, as podgang asks, then created:
+    the pod as the API server stored it (so the API accepts what the backend wrote)."""
+    request = PreparePodsRequest(podgang=from_object(gang, PodGang), pods=[pod])
+    subject = subjects.backend(backend, BackendOperation.PREPARE_PODS)
+    reply = await nc.request(subject, to_json(request), timeout=10)
+    [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
+    return await server_side_apply(api, prepared, pod["metadata"]["namespace"])

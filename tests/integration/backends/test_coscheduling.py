@@ -6,21 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_coscheduling.backend import CoschedulingBackend
 from gangway_backend_coscheduling.translate import POD_GROUP_LABEL, PODGROUPS
-from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.config import COSCHEDULING, CoschedulingConfig
-from gangway_contracts.grove import PodGang
-from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
-from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_contracts.subjects import Subjects
 from gangway_runtime.kube import Kube
 from tests.integration.backends.test_kube import pod
 from tests.integration.watcher.conftest import podgang
-from tests.support.backends import backend_synced, live, running_backend
+from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
 from tests.support.kube import resource_path, server_side_apply
 from tests.support.store import eventually
 
@@ -73,13 +69,7 @@ async def test_a_podgang_becomes_one_coscheduling_podgroup(
         )
 
         # Pods prepared by the backend are accepted by the API server, gated.
-        request = PreparePodsRequest(
-            podgang=from_object(gang, PodGang),
-            pods=[pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)],
-        )
-        subject = subjects.backend(COSCHEDULING, BackendOperation.PREPARE_PODS)
-        reply = await nc.request(subject, to_json(request), timeout=10)
-        [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
-        created = await server_side_apply(api, prepared, namespace)
+        member = pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)
+        created = await prepared_and_created(api, nc, subjects, COSCHEDULING, gang, member)
         assert created["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
         assert created["metadata"]["labels"][POD_GROUP_LABEL] == "llama-disagg-0"

@@ -8,21 +8,17 @@ import json
 from functools import partial
 from typing import Any
 
-import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_koordinator.backend import KoordinatorBackend
 from gangway_backend_koordinator.translate import GROUPS, MODE, POD_GROUP_LABEL, PODGROUPS
-from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.config import KOORDINATOR, KoordinatorConfig
-from gangway_contracts.grove import PodGang
-from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
-from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_contracts.subjects import Subjects
 from gangway_runtime.kube import Kube
 from tests.integration.backends.test_kube import pod
 from tests.integration.watcher.conftest import podgang
-from tests.support.backends import backend_synced, live, running_backend
+from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
 from tests.support.kube import resource_path, server_side_apply
 from tests.support.store import eventually
 
@@ -74,12 +70,7 @@ async def test_a_podgang_becomes_a_gang_group(
             lambda g: g["spec"]["minMember"] == 3,
         )
 
-        request = PreparePodsRequest(
-            podgang=from_object(gang, PodGang), pods=[pod(namespace, f"{WORKER}-0", gang)]
-        )
-        subject = subjects.backend(KOORDINATOR, BackendOperation.PREPARE_PODS)
-        reply = await nc.request(subject, to_json(request), timeout=10)
-        [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
-        created = await server_side_apply(api, prepared, namespace)
+        member = pod(namespace, f"{WORKER}-0", gang)
+        created = await prepared_and_created(api, nc, subjects, KOORDINATOR, gang, member)
         assert created["spec"]["schedulerName"] == "koord-scheduler"
         assert created["metadata"]["labels"][POD_GROUP_LABEL] == WORKER

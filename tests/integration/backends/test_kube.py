@@ -5,20 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_kube.backend import KubeBackend
 from gangway_backend_kube.translate import WITH_PODGROUPS, WORKLOAD_VERSIONS
 from gangway_contracts import labels
-from gangway_contracts.codec import from_object, to_json
-from gangway_contracts.grove import PodGang
-from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
-from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_contracts.subjects import Subjects
 from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import podgang
-from tests.support.backends import backend_synced, live, running_backend
+from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
 from tests.support.environment import Cluster
 from tests.support.kube import resource_path, server_side_apply
 from tests.support.store import eventually
@@ -106,14 +102,8 @@ async def test_a_podgang_becomes_workload_api_objects(
         assert replaced["metadata"]["ownerReferences"][0]["name"] == "llama-disagg-0"
 
         # Pods prepared by the backend are accepted by the API server, gated.
-        request = PreparePodsRequest(
-            podgang=from_object(gang, PodGang),
-            pods=[pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)],
-        )
-        subject = subjects.backend("default-scheduler", BackendOperation.PREPARE_PODS)
-        reply = await nc.request(subject, to_json(request), timeout=10)
-        [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
-        created = await server_side_apply(api, prepared, namespace)
+        member = pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)
+        created = await prepared_and_created(api, nc, subjects, "default-scheduler", gang, member)
         assert created["spec"]["schedulerName"] == "default-scheduler"
         if version in WITH_PODGROUPS:
             assert created["spec"]["schedulingGroup"] == {

@@ -23,10 +23,8 @@ from gangway_backend_volcano.translate import (
 )
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.config import VOLCANO
-from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.rpc import (
-    PodsPrepared,
-    PreparePodsRequest,
     ValidateReply,
     ValidateRequest,
 )
@@ -34,7 +32,7 @@ from gangway_contracts.subjects import BackendOperation, Subjects
 from gangway_runtime.kube import Kube, KubeError
 from tests.integration.backends.test_kai import manifests
 from tests.integration.backends.test_kube import pod
-from tests.support.backends import backend_synced, live, running_backend
+from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
 from tests.support.kube import merge_patch, resource_path, server_side_apply
 from tests.support.store import eventually
 
@@ -136,13 +134,8 @@ async def test_a_podgang_becomes_a_podgroup_in_its_queue(
         )
         assert (moved["spec"]["minMember"], moved["spec"]["queue"]) == (4, QUEUE)
 
-        request = PreparePodsRequest(
-            podgang=from_object(gang, PodGang), pods=[pod(namespace, f"{WORKER}-0", gang)]
-        )
-        subject = subjects.backend(VOLCANO, BackendOperation.PREPARE_PODS)
-        reply = await nc.request(subject, to_json(request), timeout=10)
-        [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
-        created = await server_side_apply(api, prepared, namespace)
+        member = pod(namespace, f"{WORKER}-0", gang)
+        created = await prepared_and_created(api, nc, subjects, VOLCANO, gang, member)
         assert created["spec"]["schedulerName"] == "volcano"
         notes = created["metadata"]["annotations"]
         assert (notes[GROUP_NAME], notes[TASK_SPEC]) == (gang["metadata"]["name"], WORKER)
