@@ -86,9 +86,12 @@ async def test_each_step_is_journaled_and_told_on_the_podcliqueset(
     # Each Event is written after its journal entry: the last may trail GatesLifted a moment.
     await eventually(reasons, lambda found: set(steps[1:]) <= found)
 
-    pcs = await live(api, workload(namespace, "trainer"), namespace)
+    # The status write is the reconcile's last: it may trail the Events a moment too.
+    pcs = await eventually(
+        partial(live, api, workload(namespace, "trainer"), namespace),
+        lambda p: condition(p, "PodGangsReady").get("status") == "True",
+    )
     status = pcs["status"]
-    assert condition(pcs, "PodGangsReady")["status"] == "True"
     assert condition(pcs, "FeaturesSupported")["status"] == "True"
     assert condition(pcs, "BackendAvailable")["status"] == "True"
     assert status["observedGeneration"] == pcs["metadata"]["generation"]
