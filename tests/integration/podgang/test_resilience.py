@@ -16,7 +16,7 @@ from gangway_contracts import labels
 from gangway_contracts.codec import to_json
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import PODCLIQUESETS, PODGANGS
-from gangway_contracts.subjects import ObjectKey, Subjects
+from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_podgang.readmodel import ReadModel
 from gangway_runtime.settings import StreamSettings
 from gangway_runtime.streams import ensure_streams
@@ -25,7 +25,7 @@ from tests.integration.watcher.conftest import only_this_test
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.kube import server_side_apply
 from tests.support.podgang import condition, gated, podgangs, pods, running_podgang, workload
-from tests.support.store import eventually, running_watcher
+from tests.support.store import dead_letters, eventually, running_watcher
 from tests.support.stub_backend import NAME, StubBackend
 
 
@@ -165,3 +165,44 @@ async def test_ready_when_the_stream_ends_with_an_object_it_does_not_follow(
         assert await model.wait_until(lambda: model.loaded, 10)
     finally:
         await model.stop()
+
+
+@pytest.mark.usefixtures("backend")
+async def test_records_that_do_not_decode_are_dead_lettered_and_podgang_goes_on(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """On PodCliqueSet subjects: an object nested too deep to decode (it made msgspec raise
+    RecursionError, which ended podgang at every start), an object of the wrong shape, and
+    bytes that are not JSON. Each is dead-lettered with why; a workload submitted after them
+    converges, and so it does after a restart, which replays them."""
+    js = nc.jetstream()
+    envelope = {
+        "kind": "PodCliqueSet",
+        "namespace": namespace,
+        "uid": "u",
+        "resourceVersion": "1",
+        "observedAt": "2026-11-24T00:00:00Z",
+    }
+
+    def record(name: str, obj: bytes) -> bytes:
+        return msgspec.json.encode({**envelope, "name": name})[:-1] + b',"object":' + obj + b"}"
+
+    poison = {
+        "p-deep": record("p-deep", b"[" * 100_000 + b"]" * 100_000),
+        "p-shape": record("p-shape", b'{"metadata":{"labels":3}}'),
+        "p-bytes": b"\xff not json",
+    }
+    async with running_podgang(api, nc, subjects, namespace, CONFIG) as service:
+        for name, data in poison.items():
+            key = ObjectKey(Kind.PODCLIQUESET, "", namespace, name)
+            await js.publish(subjects.object(key), data)
+        await server_side_apply(api, workload(namespace, "trainer"), namespace)
+        await converged(api, namespace)
+        letters = await eventually(
+            partial(dead_letters, js, subjects), lambda d: len(d) == len(poison), within=30
+        )
+        assert all("malformed record" in error for _, error in letters), letters
+        await service.stop()
+        await service.start()  # replays every record, the poison too
+        await server_side_apply(api, workload(namespace, "second"), namespace)
+        await eventually(partial(pods, api, namespace), lambda f: len(f) == 8)

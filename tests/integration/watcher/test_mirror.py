@@ -6,6 +6,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
@@ -13,9 +14,18 @@ from nats.aio.msg import Msg
 from gangway_contracts.codec import from_json
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import KAI_PODGROUPS, PODCLIQUESETS, PODGANGS, PODS
-from gangway_contracts.subjects import MSG_ID_HEADER, TRACEPARENT_HEADER, Kind, Subjects
+from gangway_contracts.subjects import (
+    MSG_ID_HEADER,
+    TRACEPARENT_HEADER,
+    Kind,
+    ObjectKey,
+    Subjects,
+)
 from gangway_runtime import tracing
+from gangway_runtime.objects import last_record
+from gangway_runtime.streams import ensure_streams
 from gangway_watcher import metrics
+from gangway_watcher.settings import WatcherSettings
 from tests.integration.watcher.conftest import (
     kai_podgroup,
     only_this_test,
@@ -141,3 +151,27 @@ async def test_relist_turns_objects_deleted_unseen_into_tombstones(
     # Unchanged objects are not published again by the relist.
     assert after[(namespace, "kept")].observed_at == first[(namespace, "kept")].observed_at
     assert metrics.TOMBSTONES_ON_RELIST.labels(Kind.PODCLIQUESET)._value.get() == before + 1
+
+
+async def test_relist_goes_on_past_stored_messages_that_are_not_records(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """Messages on PodCliqueSet subjects of objects the cluster does not hold — not JSON, an
+    envelope whose object is a list — are what a relist would turn into tombstones; it read
+    them as records and the watcher died at every start. Now it goes past them and mirrors
+    what the cluster holds."""
+    js = nc.jetstream()
+    await ensure_streams(js, subjects, WatcherSettings().streams)
+    envelope = {"kind": "PodCliqueSet", "namespace": namespace, "uid": "u", "resourceVersion": "1"}
+    listed = {**envelope, "name": "p-list", "observedAt": "", "object": [1]}
+    poison = {"p-bytes": b"\xff not json", "p-list": msgspec.json.encode(listed)}
+    for name, data in poison.items():
+        key = ObjectKey(Kind.PODCLIQUESET, "", namespace, name)
+        await js.publish(subjects.object(key), data)
+    await server_side_apply(api, podcliqueset(namespace, "new"), namespace)
+    resources = [only_this_test(PODCLIQUESETS, namespace)]
+    async with running_watcher(api, js, subjects, resources):
+        new = ObjectKey(Kind.PODCLIQUESET, "", namespace, "new")
+        found = await eventually(partial(last_record, js, subjects, subjects.object(new)), bool)
+        assert found is not None
+        assert not found.deleted

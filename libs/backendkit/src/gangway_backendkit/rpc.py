@@ -22,7 +22,7 @@ from opentelemetry import trace
 from gangway_backendkit import metrics
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Backend
-from gangway_contracts.codec import to_json
+from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.rpc import PreparePodsRequest, ValidateRequest
 from gangway_contracts.subjects import BackendOperation
 from gangway_runtime import tracing
@@ -46,7 +46,7 @@ def _endpoint(
         with tracer.start_as_current_span(name, context=parent):
             try:
                 decoded = msgspec.json.decode(request.data, type=request_type)
-            except msgspec.DecodeError as exc:
+            except MALFORMED as exc:
                 count("malformed").inc()
                 await request.respond_error("400", f"malformed request: {exc}")
                 return

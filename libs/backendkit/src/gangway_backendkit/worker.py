@@ -28,6 +28,7 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Backend, Synced, SyncFailed
 from gangway_backendkit.settings import BackendSettings
 from gangway_contracts import labels
+from gangway_contracts.codec import MALFORMED
 from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
 from gangway_contracts.grove import PodGang
 from gangway_contracts.k8s import Condition, NamespacedName
@@ -127,8 +128,7 @@ class PodGangWorker:
                 key = self.ctx.subjects.parse_object(msg.subject)
                 record = msgspec.json.decode(msg.data, type=ObjectRecord)
                 target = podgang_key(self.backend.name, key, record)
-            except (ValueError, msgspec.DecodeError, RecursionError) as exc:
-                # RecursionError: msgspec's answer to a record nested too deep to decode.
+            except MALFORMED as exc:
                 await self._dead_letter(msg, f"malformed record: {exc}")
                 return
             lock = self._locks.setdefault(target, asyncio.Lock())

@@ -6,11 +6,17 @@ first, because raw fields (a clique's podSpec) only exist as JSON text.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
 T = TypeVar("T")
+
+# What decoding bytes that are not the contract raises: msgspec's DecodeError (its
+# ValidationError included) for the wrong shape or type, RecursionError for JSON nested too
+# deep, ValueError for a subject or field that does not parse. Every consumer of the bus
+# catches exactly these and dead-letters the message; anything else is a bug.
+MALFORMED: Final = (ValueError, msgspec.DecodeError, RecursionError)
 
 _encoder = msgspec.json.Encoder()
 

@@ -6,6 +6,7 @@ current state of every mirrored object; services build their read models from it
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -14,21 +15,29 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
+from gangway_contracts.codec import MALFORMED
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Subjects
 
 _BATCH = 1000
+log = logging.getLogger(__name__)
 
 
 async def last_record(
     js: JetStreamContext, subjects: Subjects, subject: str
 ) -> ObjectRecord | None:
-    """The latest record stored on one object subject (a tombstone included), or None."""
+    """The latest record stored on one object subject (a tombstone included), or None; None
+    too, with a warning, for a record that is not one (the watcher writes only records:
+    reading the store must not stop a service, and the next record replaces it)."""
     try:
         msg = await js.get_last_msg(subjects.objects_stream, subject)
     except NotFoundError:
         return None
-    return msgspec.json.decode(msg.data or b"", type=ObjectRecord)
+    try:
+        return msgspec.json.decode(msg.data or b"", type=ObjectRecord)
+    except MALFORMED as exc:
+        log.warning("%s: stored message %s is not an object record: %s", subject, msg.seq, exc)
+        return None
 
 
 async def last_per_subject(

@@ -23,6 +23,7 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from gangway_contracts import labels
+from gangway_contracts.codec import MALFORMED
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
@@ -146,8 +147,9 @@ class ReadModel:
             key = self._subjects.parse_object(msg.subject)
             record = msgspec.json.decode(msg.data, type=ObjectRecord)
             self.apply(key.kind, record)
-        except (ValueError, msgspec.DecodeError) as exc:
-            # The work consumer dead-letters the same message with its error.
+        except MALFORMED as exc:
+            # The work consumer dead-letters the same message with its error; the object
+            # filed under that key before stays (never hidden by a forged record).
             log.warning("read model: skipping %s: %s", msg.subject, exc)
         self.sequence = max(self.sequence, msg.metadata.sequence.stream)
         if msg.metadata.num_pending == 0:
@@ -162,19 +164,22 @@ class ReadModel:
                 decoded = msgspec.json.decode(record.object, type=ClusterTopologyBinding)
                 self._bindings[record.name] = decoded
             return
-        ident = (kind, record.namespace, record.name)
-        previous = self._filed.pop(ident, None)
-        if previous is not None:
-            self._remove(kind, previous, record.name)
+        obj: PodCliqueSet | PodGang | Pod | None = None
+        # Decoded before anything is removed: a record that does not decode changes nothing.
         if record.deleted:
-            return
-        obj: PodCliqueSet | PodGang | Pod
-        if kind == Kind.PODCLIQUESET:
+            pass
+        elif kind == Kind.PODCLIQUESET:
             obj = msgspec.json.decode(record.object, type=PodCliqueSet)
         elif kind == Kind.PODGANG:
             obj = msgspec.json.decode(record.object, type=PodGang)
         else:
             obj = msgspec.json.decode(record.object, type=Pod)
+        ident = (kind, record.namespace, record.name)
+        previous = self._filed.pop(ident, None)
+        if previous is not None:
+            self._remove(kind, previous, record.name)
+        if obj is None:
+            return
         key = workload_of(kind, record.namespace, obj.metadata.labels, record.name)
         if not key[1]:
             return  # a PodGang or pod no PodCliqueSet claims: not ours to drive

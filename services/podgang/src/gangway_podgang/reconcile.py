@@ -18,7 +18,7 @@ from nats.errors import NoRespondersError
 from opentelemetry import trace
 
 from gangway_contracts import events
-from gangway_contracts.codec import to_json
+from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
@@ -246,7 +246,7 @@ class Reconciler:
         try:
             reply = await self.nc.request(subject, to_json(request), timeout=self.request_timeout)
             verdict = msgspec.json.decode(reply.data, type=ValidateReply)
-        except (NoRespondersError, TimeoutError, msgspec.DecodeError) as exc:
+        except (NoRespondersError, TimeoutError, *MALFORMED) as exc:
             log.info("%s/%s: no feature verdict from %s: %s", *key, step.backend, exc)
             return None
         found = self._verdict(step, verdict)

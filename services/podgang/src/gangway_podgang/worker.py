@@ -29,6 +29,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from gangway_contracts.codec import MALFORMED
 from gangway_contracts.k8s import ObjectMeta
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
@@ -163,7 +164,7 @@ class PodgangWorker:
             key = self.subjects.parse_object(msg.subject)
             record = msgspec.json.decode(msg.data, type=ObjectRecord)
             meta = msgspec.json.decode(record.object, type=_Claim).metadata
-        except (ValueError, msgspec.DecodeError) as exc:
+        except MALFORMED as exc:
             metrics.DEAD_LETTERS.inc()
             await dead_letter(self.js, self.subjects, self.durable, msg, f"malformed record: {exc}")
             return

@@ -23,7 +23,7 @@ from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
 
 from gangway_contracts import events, labels
-from gangway_contracts.codec import from_object, to_json, to_object
+from gangway_contracts.codec import MALFORMED, from_object, to_json, to_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec
 from gangway_contracts.k8s import Condition
 from gangway_contracts.pods import Pod
@@ -346,7 +346,7 @@ class Actuator:
                 raise PrepareFailed(backend, "BackendError", reply.headers[_SERVICE_ERROR])
             try:
                 answer = msgspec.json.decode(reply.data, type=PreparePodsReply)
-            except msgspec.DecodeError as exc:
+            except MALFORMED as exc:
                 raise PrepareFailed(backend, "InvalidReply", str(exc)) from exc
             if not isinstance(answer, PodsPrepared):
                 details = "; ".join(map(str, answer.errors))

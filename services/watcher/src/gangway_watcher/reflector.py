@@ -24,6 +24,8 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 
 from gangway_contracts import labels
+from gangway_contracts.codec import MALFORMED
+from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import MirroredResource
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime import tracing
@@ -174,8 +176,7 @@ class Reflector:
                 continue
             metrics.TOMBSTONES_ON_RELIST.labels(self.kind).inc()
             record = tombstone(last, list_rv)
-            last_meta = msgspec.json.decode(last.object).get("metadata") or {}
-            headers = self._trace_headers(last.uid, _traceparent(last_meta), deleted=True)
+            headers = self._trace_headers(last.uid, _stored_traceparent(last), deleted=True)
             await self.publisher.put(Outgoing(subject, record, headers))
         self.resource_version = list_rv
         self.synced = True
@@ -236,6 +237,24 @@ class Reflector:
             span.set_attribute("k8s.object.uid", uid)
             tracing.inject(headers)
         return headers
+
+
+class _TracedMeta(msgspec.Struct):
+    annotations: dict[str, str] = {}
+
+
+class _Traced(msgspec.Struct):
+    metadata: _TracedMeta = msgspec.field(default_factory=_TracedMeta)
+
+
+def _stored_traceparent(record: ObjectRecord) -> str | None:
+    """The trace a stored object carries; None when it carries none, or when what is stored
+    is not an object at all (a relist must go on past it)."""
+    try:
+        traced = msgspec.json.decode(record.object, type=_Traced)
+    except MALFORMED:
+        return None
+    return traced.metadata.annotations.get(labels.TRACEPARENT_ANNOTATION)
 
 
 def _traceparent(meta: Mapping[str, Any]) -> str | None:
