@@ -172,8 +172,9 @@ async def test_records_that_do_not_decode_are_dead_lettered_and_podgang_goes_on(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
 ) -> None:
     """On PodCliqueSet subjects: an object nested too deep to decode (it made msgspec raise
-    RecursionError, which ended podgang at every start), an object of the wrong shape, and
-    bytes that are not JSON. Each is dead-lettered with why; a workload submitted after them
+    RecursionError, which ended podgang at every start), objects of the wrong shape (labels,
+    spec: the second was skipped with a warning, not dead-lettered), and bytes that are not
+    JSON. Each is dead-lettered with why; a workload submitted after them
     converges, and so it does after a restart, which replays them."""
     js = nc.jetstream()
     envelope = {
@@ -190,6 +191,7 @@ async def test_records_that_do_not_decode_are_dead_lettered_and_podgang_goes_on(
     poison = {
         "p-deep": record("p-deep", b"[" * 100_000 + b"]" * 100_000),
         "p-shape": record("p-shape", b'{"metadata":{"labels":3}}'),
+        "p-spec": record("p-spec", b'{"metadata":{"name":"p-spec"},"spec":3}'),
         "p-bytes": b"\xff not json",
     }
     async with running_podgang(api, nc, subjects, namespace, CONFIG) as service:

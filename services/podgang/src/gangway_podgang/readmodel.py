@@ -35,6 +35,14 @@ log = logging.getLogger(__name__)
 # The PodCliqueSet a workload is about: (namespace, name).
 WorkloadKey = tuple[str, str]
 KINDS = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD, Kind.CLUSTERTOPOLOGYBINDING)
+# What each kind's records decode into; anything else is malformed.
+Object = PodCliqueSet | PodGang | Pod | ClusterTopologyBinding
+VIEWS: dict[str, type[Object]] = {
+    Kind.PODCLIQUESET: PodCliqueSet,
+    Kind.PODGANG: PodGang,
+    Kind.POD: Pod,
+    Kind.CLUSTERTOPOLOGYBINDING: ClusterTopologyBinding,
+}
 _BATCH = 1000
 # The server drops the consumer this long after the service stops asking.
 _INACTIVE_SECONDS = 60.0
@@ -57,6 +65,14 @@ def workload_of(kind: str, namespace: str, obj_labels: dict[str, str], name: str
     if kind == Kind.PODCLIQUESET:
         return namespace, name
     return namespace, obj_labels.get(labels.PART_OF, "")
+
+
+def decode_object(kind: str, record: ObjectRecord) -> Object:
+    """A record's object as the view of its kind; raises one of MALFORMED when it is not
+    one (or ValueError for a kind podgang does not read)."""
+    if kind not in VIEWS:
+        raise ValueError(f"podgang reads no {kind} records")
+    return msgspec.json.decode(record.object, type=VIEWS[kind])
 
 
 class ReadModel:
@@ -156,29 +172,20 @@ class ReadModel:
             self._loaded = True  # caught up with the stream as it stood
 
     def apply(self, kind: str, record: ObjectRecord) -> None:
-        """File one record (an object or its tombstone) where it belongs."""
+        """File one record (an object or its tombstone) where it belongs. Decoded before
+        anything is filed or unfiled: a record that does not decode changes nothing."""
+        obj = None if record.deleted else decode_object(kind, record)
         if kind == Kind.CLUSTERTOPOLOGYBINDING:
-            if record.deleted:
-                self._bindings.pop(record.name, None)
+            if isinstance(obj, ClusterTopologyBinding):
+                self._bindings[record.name] = obj
             else:
-                decoded = msgspec.json.decode(record.object, type=ClusterTopologyBinding)
-                self._bindings[record.name] = decoded
+                self._bindings.pop(record.name, None)
             return
-        obj: PodCliqueSet | PodGang | Pod | None = None
-        # Decoded before anything is removed: a record that does not decode changes nothing.
-        if record.deleted:
-            pass
-        elif kind == Kind.PODCLIQUESET:
-            obj = msgspec.json.decode(record.object, type=PodCliqueSet)
-        elif kind == Kind.PODGANG:
-            obj = msgspec.json.decode(record.object, type=PodGang)
-        else:
-            obj = msgspec.json.decode(record.object, type=Pod)
         ident = (kind, record.namespace, record.name)
         previous = self._filed.pop(ident, None)
         if previous is not None:
             self._remove(kind, previous, record.name)
-        if obj is None:
+        if obj is None or isinstance(obj, ClusterTopologyBinding):
             return
         key = workload_of(kind, record.namespace, obj.metadata.labels, record.name)
         if not key[1]:

@@ -30,11 +30,10 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from gangway_contracts.codec import MALFORMED
-from gangway_contracts.k8s import ObjectMeta
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_podgang import metrics
-from gangway_podgang.readmodel import ReadModel, WorkloadKey, workload_of
+from gangway_podgang.readmodel import ReadModel, WorkloadKey, decode_object, workload_of
 from gangway_podgang.reconcile import Outcome
 from gangway_podgang.settings import PodgangSettings
 from gangway_podgang.writes import BackendUnavailable, PrepareFailed
@@ -84,12 +83,6 @@ class KeyQueue:
     @property
     def idle(self) -> bool:
         return not self._waiting and not self._active
-
-
-class _Claim(msgspec.Struct):
-    """Just what routes a message: the object's labels (the read model decodes the rest)."""
-
-    metadata: ObjectMeta = ObjectMeta()
 
 
 def sequence(msg: Msg) -> int:
@@ -163,7 +156,9 @@ class PodgangWorker:
         try:
             key = self.subjects.parse_object(msg.subject)
             record = msgspec.json.decode(msg.data, type=ObjectRecord)
-            meta = msgspec.json.decode(record.object, type=_Claim).metadata
+            # The whole view, as the read model decodes it: a record of the wrong shape is
+            # dead-lettered here, not skipped there with a warning.
+            meta = decode_object(key.kind, record).metadata
         except MALFORMED as exc:
             metrics.DEAD_LETTERS.inc()
             await dead_letter(self.js, self.subjects, self.durable, msg, f"malformed record: {exc}")
