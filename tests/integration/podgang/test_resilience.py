@@ -208,3 +208,27 @@ async def test_records_that_do_not_decode_are_dead_lettered_and_podgang_goes_on(
         await service.start()  # replays every record, the poison too
         await server_side_apply(api, workload(namespace, "second"), namespace)
         await eventually(partial(pods, api, namespace), lambda f: len(f) == 8)
+
+
+@pytest.mark.usefixtures("backend")  # its watcher mirrors the PodCliqueSet
+async def test_a_read_model_that_stops_following_ends_the_service(
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The read model and the worker end together: a model that died (here: a bug in filing a
+    record) used to stop unseen, leaving the worker deciding on a stale view and /readyz
+    still 200. Now the service ends with the model's error (and its process exits, said at
+    ERROR, to be restarted)."""
+
+    def broken(self: ReadModel, kind: str, record: ObjectRecord) -> None:
+        raise RuntimeError("a bug in filing a record")
+
+    async with running_podgang(api, nc, subjects, namespace, CONFIG) as service:
+        monkeypatch.setattr(ReadModel, "apply", broken)
+        await server_side_apply(api, workload(namespace, "trainer"), namespace)
+        await eventually(lambda: asyncio.sleep(0, service.crashed), bool)
+        with pytest.raises(RuntimeError, match="a bug in filing a record"):
+            await service.stop()

@@ -83,3 +83,6 @@ def run(main: Callable[[], Coroutine[Any, Any, None]], log_level: str = "INFO") 
     except CannotStart as exc:
         log.error("cannot start: %s", exc)
         raise SystemExit(2) from None
+    except Exception:  # a bug or a dependency gone for good: said once, at ERROR, then exit
+        log.exception("stopped by an unexpected failure")
+        raise SystemExit(1) from None

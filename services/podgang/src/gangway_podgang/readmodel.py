@@ -95,14 +95,16 @@ class ReadModel:
         return [self._subjects.objects_filter(kind) for kind in KINDS]
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._follow(), name="read model")
+        """Follow the stream in a task of its own (tests); the service runs :meth:`follow`
+        beside its worker instead, so that the two end together."""
+        self._task = asyncio.create_task(self.follow(), name="read model")
 
     async def stop(self) -> None:
         if self._task is not None:
             await tasks.stop(self._task)
             self._task = None
 
-    async def _follow(self) -> None:
+    async def follow(self) -> None:
         """Read the stream in order, for ever. The consumer is ours alone (no acks, in
         memory); if it is lost (a server restart, a network cut), a new one resumes right
         after the last sequence applied, so nothing is skipped or applied twice."""

@@ -15,6 +15,7 @@ from gangway_podgang.report import Reporter
 from gangway_podgang.settings import PodgangSettings
 from gangway_podgang.worker import PodgangWorker
 from gangway_podgang.writes import Actuator
+from gangway_runtime import tasks
 from gangway_runtime.kube import Kube
 
 NAME = "podgang"
@@ -57,12 +58,14 @@ async def serve(
         request_timeout=settings.request_timeout_seconds,
     )
     worker = PodgangWorker(js, subjects, model, reconciler.reconcile, settings)
-    await model.start()
-    try:
+
+    async def work() -> None:
         await worker.subscribe()
         await model.wait_until(lambda: model.loaded, float("inf"))
         if ready is not None:
             ready.set()
         await worker.run()
-    finally:
-        await model.stop()
+
+    # The read model and the worker end together: a model that stopped following (its task
+    # died unseen before) left the worker deciding on a stale view, /readyz still 200.
+    await tasks.run_together(model.follow(), work())
