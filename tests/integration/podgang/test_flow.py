@@ -3,6 +3,8 @@ answering prepare-pods: GREP-375's flow from a PodCliqueSet to pods the schedule
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -67,8 +69,14 @@ async def test_a_podcliqueset_becomes_an_initialized_gang_of_prepared_ungated_po
 
 
 async def test_each_step_is_journaled_and_told_on_the_podcliqueset(
-    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, gangway: Podgang
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    namespace: str,
+    gangway: Podgang,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="gangway_podgang")
     await server_side_apply(api, workload(namespace, "trainer"), namespace)
     steps = ["PodGangPlanned", "PodGangCreated", "PodsCreated", "PodGangInitialized", "GatesLifted"]
     js = nc.jetstream()
@@ -96,6 +104,12 @@ async def test_each_step_is_journaled_and_told_on_the_podcliqueset(
     assert condition(pcs, "BackendAvailable")["status"] == "True"
     assert status["observedGeneration"] == pcs["metadata"]["generation"]
     assert status["podGangStatuses"] == [{"name": "trainer-0", "phase": "Pending"}]
+    # The reconciles that wrote, one INFO line each, with the workload's trace.
+    told = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert any(
+        re.fullmatch(rf"{namespace}/trainer: .* after \d+ write rounds \(trace [0-9a-f]{{32}}\)", m)
+        for m in told
+    ), told
 
 
 async def test_scaled_gangs_wait_until_their_base_gang_is_scheduled(

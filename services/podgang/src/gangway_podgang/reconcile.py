@@ -108,7 +108,19 @@ class Reconciler:
             metrics.RECONCILE_SECONDS.time(),
         ):
             span.set_attribute("gangway.workload", f"{key[0]}/{key[1]}")
-            return await self._reconcile(key)
+            outcome = await self._reconcile(key)
+            # One line per reconcile that wrote something, with the trace to follow it by
+            # (`gangway trace`); the ones that found nothing to do only at DEBUG.
+            state = "converged" if outcome.converged else "waiting on the backend or scheduler"
+            log.log(
+                logging.INFO if outcome.rounds else logging.DEBUG,
+                "%s/%s: %s after %d write rounds (trace %s)",
+                *key,
+                state,
+                outcome.rounds,
+                tracing.trace_id_hex(),
+            )
+            return outcome
 
     def _decide(self, key: WorkloadKey) -> Step | None:
         workload = self.model.workload(key)
