@@ -193,7 +193,10 @@ def run(args: argparse.Namespace) -> int:
         except (cluster.ClusterInUse, KubeError, OSError) as exc:
             print(f"up: the cluster of {kubeconfig}: {exc}", file=sys.stderr)
             return 1
-        nats = NatsServer.start(workdir=state / "nats" if args.state_dir else None)
+        # JetStream on file in up's working directory (a temporary one unless --state-dir):
+        # a nats-server restart loses nothing, as deploy/ runs it.
+        (state / "nats").mkdir(exist_ok=True)
+        nats = NatsServer.start(workdir=state / "nats")
         stack.callback(nats.stop)
         config_file = _config_file(args.config, found, state)
         config = given if given is not None else load_operator_config(config_file.read_text())
@@ -205,7 +208,6 @@ def run(args: argparse.Namespace) -> int:
                 "GANGWAY_NATS_URL": nats.url,
                 "GANGWAY_KUBECONFIG": str(kubeconfig),
                 "GANGWAY_CONFIG_FILE": str(config_file),
-                "GANGWAY_STREAMS__STORAGE": "memory" if args.state_dir is None else "file",
             },
             services_for(config),
             {"admission": webhook.settings},
