@@ -34,7 +34,8 @@ from gangway_contracts.grove import PodGang
 from gangway_contracts.k8s import Condition, NamespacedName
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey
-from gangway_runtime import journal, tracing
+from gangway_runtime import tasks, tracing
+from gangway_runtime.journal import JournalWriter
 from gangway_runtime.status import now, set_podgang_condition
 from gangway_runtime.work import backoff, dead_letter, fetch
 
@@ -82,6 +83,8 @@ class PodGangWorker:
         self._locks: dict[ObjectKey, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._sub: JetStreamContext.PullSubscription | None = None
+        # BackendSynced entries: buffered, stored in order, retried through a failover.
+        self.journal = JournalWriter(ctx.js, ctx.subjects)
 
     @property
     def durable(self) -> str:
@@ -105,6 +108,9 @@ class PodGangWorker:
     async def run(self) -> None:
         if self._sub is None:
             await self.subscribe()
+        await tasks.run_together(self._consume(), self.journal.run())
+
+    async def _consume(self) -> None:
         try:
             while True:
                 assert self._sub is not None  # subscribe() set it; fetch() binds it again
@@ -231,4 +237,4 @@ class PodGangWorker:
             event = BackendSynced(resources=result.resources, **common)
         else:
             event = BackendSyncFailed(reason=result.reason, message=result.message, **common)
-        await journal.append(self.ctx.js, self.ctx.subjects, event)
+        self.journal.put(event)

@@ -3,20 +3,32 @@ the services, read back by ``gangway trace`` and the benchmarks."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
+from collections import deque
 from typing import Final
 
 import msgspec
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from prometheus_client import Counter, Gauge
 
 from gangway_contracts.codec import from_json, to_json
 from gangway_contracts.events import AnyJournalEvent, JournalEvent, event_type
-from gangway_contracts.subjects import Subjects
+from gangway_contracts.subjects import MSG_ID_HEADER, Subjects
 
 log = logging.getLogger(__name__)
 
 _READ_BATCH: Final = 512
+DEFAULT_CAPACITY: Final = 10_000
+_RETRY_BASE_SECONDS: Final = 0.2
+_RETRY_CAP_SECONDS: Final = 5.0
+
+JOURNAL_PENDING = Gauge("gangway_journal_pending", "Journal entries buffered, not yet stored")
+JOURNAL_DROPPED = Counter(
+    "gangway_journal_dropped", "Journal entries dropped: buffer full, or still buffered at stop"
+)
 
 
 async def append(js: JetStreamContext, subjects: Subjects, event: JournalEvent) -> None:
@@ -26,12 +38,68 @@ async def append(js: JetStreamContext, subjects: Subjects, event: JournalEvent) 
     await js.publish(subject, to_json(event))
 
 
-async def append_best_effort(js: JetStreamContext, subjects: Subjects, event: JournalEvent) -> None:
-    """For callers whose real work is done: a lost journal entry is logged, never raised."""
-    try:
-        await append(js, subjects, event)
-    except Exception as exc:
-        log.warning("journal %s for %s: %s", event_type(event), event.workload, exc)
+class JournalWriter:
+    """Journal entries appended without making the caller wait for the bus, and never lost
+    silently: they queue in a bounded buffer and :meth:`run` publishes them in order, each
+    retried until the stream stores it (a failover's timeouts and no-responders included).
+    Each carries a Nats-Msg-Id made from its content, so a retried publish that did land is
+    stored once. A full buffer drops its oldest entry, said at WARNING and counted in
+    ``gangway_journal_dropped_total``; so are entries still buffered when the service stops."""
+
+    def __init__(
+        self, js: JetStreamContext, subjects: Subjects, capacity: int = DEFAULT_CAPACITY
+    ) -> None:
+        self._js = js
+        self._subjects = subjects
+        self._capacity = capacity
+        self._buffer: deque[tuple[str, bytes, str]] = deque()
+        self._queued = asyncio.Event()
+
+    def put(self, event: JournalEvent) -> None:
+        workload = event.workload
+        subject = self._subjects.journal(workload.namespace, workload.name, event_type(event))
+        data = to_json(event)
+        if len(self._buffer) >= self._capacity:
+            dropped, _, _ = self._buffer.popleft()
+            JOURNAL_DROPPED.inc()
+            log.warning("journal buffer full: dropped its oldest entry, on %s", dropped)
+        self._buffer.append((subject, data, hashlib.sha256(data).hexdigest()[:32]))
+        JOURNAL_PENDING.set(len(self._buffer))
+        self._queued.set()
+
+    async def append(self, event: JournalEvent) -> None:
+        """:meth:`put`, for callers that take an async journal function."""
+        self.put(event)
+
+    @property
+    def pending(self) -> int:
+        return len(self._buffer)
+
+    async def run(self) -> None:
+        """Publish what is buffered, oldest first, for ever."""
+        failures = 0
+        try:
+            while True:
+                if not self._buffer:
+                    self._queued.clear()
+                    await self._queued.wait()
+                    continue
+                subject, data, msg_id = self._buffer[0]
+                try:
+                    await self._js.publish(subject, data, headers={MSG_ID_HEADER: msg_id})
+                except Exception as exc:  # the bus away or failing over: the same entry again
+                    failures += 1
+                    delay = min(_RETRY_CAP_SECONDS, _RETRY_BASE_SECONDS * 2 ** (failures - 1))
+                    log.warning("journal %s: %s; retry %d in %.1fs", subject, exc, failures, delay)
+                    await asyncio.sleep(delay)
+                    continue
+                failures = 0
+                self._buffer.popleft()
+                JOURNAL_PENDING.set(len(self._buffer))
+        finally:
+            if self._buffer:
+                JOURNAL_DROPPED.inc(len(self._buffer))
+                log.warning("stopping with %d journal entries not stored", len(self._buffer))
 
 
 async def read(

@@ -22,7 +22,8 @@ from gangway_admission.webhook import Webhook
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
-from gangway_runtime import journal
+from gangway_runtime import tasks
+from gangway_runtime.journal import JournalWriter
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.probes import bound_port
 
@@ -68,11 +69,12 @@ async def listening(
     certificate = ReloadingCertificate(settings.tls_cert_file, settings.tls_key_file)
     certificate.load()
     subjects = settings.subjects
+    rejections = JournalWriter(js, subjects)
     webhook = Webhook(
         config,
         NatsBackends(nc, subjects, settings.backend_timeout_seconds),
         partial(topology_levels, kube),
-        partial(journal.append_best_effort, js, subjects),
+        rejections.append,
         policy=Policy(fail_open=settings.failure_policy == "Ignore"),
         review_timeout=settings.review_timeout_seconds,
         service=subjects.service_name(NAME),
@@ -80,6 +82,7 @@ async def listening(
     runner = web.AppRunner(webhook.app(settings.max_request_bytes), access_log=None)
     await runner.setup()
     watching = asyncio.create_task(certificate.watch(settings.tls_reload_seconds))
+    journaling = asyncio.create_task(rejections.run(), name="journal")
     try:
         site = web.TCPSite(
             runner, settings.webhook_host, settings.webhook_port, ssl_context=certificate.context
@@ -90,6 +93,7 @@ async def listening(
         yield port
     finally:
         watching.cancel()
+        await tasks.stop(journaling)
         await runner.cleanup()
 
 

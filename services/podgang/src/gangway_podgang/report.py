@@ -13,13 +13,11 @@ import socket
 from datetime import UTC, datetime
 from typing import Any
 
-from nats.js import JetStreamContext
-
 from gangway_contracts.events import JournalEvent, event_type
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import NamespacedName
-from gangway_contracts.subjects import Subjects
-from gangway_runtime import journal, tracing
+from gangway_runtime import tracing
+from gangway_runtime.journal import JournalWriter
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 
 log = logging.getLogger(__name__)
@@ -29,10 +27,9 @@ REPORTING_CONTROLLER = "gangway.dev/podgang"
 
 
 class Reporter:
-    def __init__(self, kube: Kube, js: JetStreamContext, subjects: Subjects, service: str) -> None:
+    def __init__(self, kube: Kube, journal: JournalWriter, service: str) -> None:
         self.kube = kube
-        self.js = js
-        self.subjects = subjects
+        self.journal_writer = journal
         self.service = service
         self.instance = socket.gethostname()
 
@@ -52,8 +49,8 @@ class Reporter:
         await self.kube_event(pcs, event_type(event), note, warning)
 
     async def journal(self, event: JournalEvent) -> None:
-        # The bus being down fails the reconcile at its next write, not here.
-        await journal.append_best_effort(self.js, self.subjects, event)
+        # Buffered and stored in order, retried through a failover: never waited for here.
+        self.journal_writer.put(event)
 
     async def kube_event(self, pcs: PodCliqueSet, reason: str, note: str, warning: bool) -> None:
         meta = pcs.metadata

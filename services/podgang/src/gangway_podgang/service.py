@@ -16,6 +16,7 @@ from gangway_podgang.settings import PodgangSettings
 from gangway_podgang.worker import PodgangWorker
 from gangway_podgang.writes import Actuator
 from gangway_runtime import tasks
+from gangway_runtime.journal import JournalWriter
 from gangway_runtime.kube import Kube
 
 NAME = "podgang"
@@ -37,7 +38,8 @@ async def serve(
     subjects = settings.subjects
     service = subjects.service_name(NAME)
     model = ReadModel(js, subjects)
-    reporter = Reporter(kube, js, subjects, service)
+    journal = JournalWriter(js, subjects)
+    reporter = Reporter(kube, journal, service)
     actuator = Actuator(
         kube,
         nc,
@@ -68,4 +70,4 @@ async def serve(
 
     # The read model and the worker end together: a model that stopped following (its task
     # died unseen before) left the worker deciding on a stale view, /readyz still 200.
-    await tasks.run_together(model.follow(), work())
+    await tasks.run_together(model.follow(), work(), journal.run())

@@ -1,0 +1,65 @@
+"""Journal entries against a real nats-server that goes away: buffered, stored in order once
+it is back, each once, never dropped unsaid (they were logged and dropped in a failover)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from gangway_contracts import events as ev
+from gangway_contracts.k8s import NamespacedName
+from gangway_contracts.subjects import Subjects
+from gangway_localcluster.nats import NatsServer
+from gangway_runtime import bus, journal, tasks
+from gangway_runtime.journal import JOURNAL_DROPPED, JournalWriter
+from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.streams import ensure_streams
+from tests.support.store import eventually
+
+
+def observed(generation: int) -> ev.PodCliqueSetObserved:
+    return ev.PodCliqueSetObserved(
+        workload=NamespacedName(namespace="ml", name="trainer"),
+        at=datetime(2026, 11, 24, tzinfo=UTC),
+        service="test",
+        trace_id="",
+        generation=generation,
+    )
+
+
+async def test_entries_put_while_nats_is_away_are_stored_in_order_once_it_is_back(
+    subjects: Subjects,
+) -> None:
+    with NatsServer.start() as server:
+        settings = ServiceSettings(nats_url=server.url, subject_prefix=subjects.prefix)
+        nc = await bus.connect(settings, "journal-under-test")
+        js = nc.jetstream()
+        await ensure_streams(js, subjects, settings.streams)
+        writer = JournalWriter(js, subjects)
+        running = asyncio.create_task(writer.run())
+        try:
+            writer.put(observed(1))
+            await eventually(lambda: asyncio.sleep(0, writer.pending), lambda n: n == 0)
+
+            await asyncio.to_thread(server.stop_server)
+            for generation in range(2, 7):
+                writer.put(observed(generation))
+            await asyncio.sleep(2)  # the writer keeps trying meanwhile
+            assert writer.pending == 5
+            await asyncio.to_thread(server.restart)
+
+            await eventually(lambda: asyncio.sleep(0, writer.pending), lambda n: n == 0)
+            stored = await journal.read(js, subjects, "ml", "trainer")
+        finally:
+            await tasks.stop(running)
+            await nc.close()
+    assert [e.generation for e in stored] == [1, 2, 3, 4, 5, 6]  # type: ignore[union-attr]
+
+
+async def test_a_full_buffer_drops_its_oldest_entry_and_counts_it(subjects: Subjects) -> None:
+    writer = JournalWriter(None, subjects, capacity=2)  # type: ignore[arg-type]  # never run
+    before = JOURNAL_DROPPED._value.get()
+    for generation in range(1, 4):
+        writer.put(observed(generation))
+    assert writer.pending == 2
+    assert JOURNAL_DROPPED._value.get() == before + 1
