@@ -232,3 +232,25 @@ async def test_a_read_model_that_stops_following_ends_the_service(
         await eventually(lambda: asyncio.sleep(0, service.crashed), bool)
         with pytest.raises(RuntimeError, match="a bug in filing a record"):
             await service.stop()
+
+
+@pytest.mark.usefixtures("backend")
+async def test_a_podcliqueset_over_the_ceiling_gets_no_podgang_and_says_why(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """Admitted past the webhook (an older one, or one failing open), a PodCliqueSet asking
+    for more than one may make is counted before it is planned: no PodGang, no pod, and
+    PodGangsReady=False naming spec.replicas."""
+    pcs = workload(namespace, "trainer")  # one replica of four pods
+    pcs["spec"]["replicas"] = 3
+    async with running_podgang(api, nc, subjects, namespace, CONFIG, max_pods_per_podcliqueset=8):
+        await server_side_apply(api, pcs, namespace)
+        found = await eventually(
+            partial(live, api, pcs, namespace),
+            lambda p: condition(p, "PodGangsReady").get("reason") == "OverLimit",
+        )
+        ready = condition(found, "PodGangsReady")
+        assert ready["status"] == "False"
+        assert ready["message"].startswith("spec.replicas: 3 replicas make 12 pods, over the 8")
+        assert await podgangs(api, namespace) == {}
+        assert await pods(api, namespace) == {}

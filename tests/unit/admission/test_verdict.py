@@ -10,6 +10,7 @@ from gangway_contracts.codec import from_object
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.limits import Limits
 from gangway_contracts.rpc import UnsupportedFeature, ValidateReply, ValidateRequest
 from tests.support.manifests import fixture
 
@@ -119,3 +120,18 @@ async def test_unreachable_backend_is_skipped_and_said() -> None:
     assert verdict.skipped == [
         'validation by scheduler backend "kai-scheduler": it answers only in the cluster'
     ]
+
+
+async def test_a_podcliqueset_over_the_ceiling_is_refused_by_its_replicas() -> None:
+    """100 000 replicas were admitted, and podgang grew to 695 MiB building their PodGangs;
+    the ceiling is the operator's to set (Policy.limits, from the service's settings)."""
+    doc = single()
+    doc["spec"]["replicas"] = 100_000
+    backend = Backend(ValidateReply(allowed=True))
+    verdict = await evaluate(request(doc), CONFIG, backend)
+    assert (verdict.allowed, verdict.reason) == (False, Reason.INVALID)
+    assert {e.field for e in verdict.errors} == {"spec.replicas"}  # pods and gangs
+    assert "GANGWAY_MAX_PODS_PER_PODCLIQUESET" in verdict.errors[0].reason
+    assert backend.asked == []
+    roomy = Policy(limits=Limits(max_pods=10**9, max_gangs=10**9))
+    assert (await evaluate(request(doc), CONFIG, backend, policy=roomy)).allowed

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
+from gangway_contracts.limits import MAX_GANGS, MAX_PODS, Limits
 from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
 
 
@@ -79,6 +80,18 @@ class ServiceSettings(BaseSettings):
         if self.config_file is None:
             return parse_scheduler_config(None)
         return load_operator_config(self.config_file.read_text())
+
+
+class LimitSettings(ServiceSettings):
+    """A service that judges PodCliqueSets by size (admission, podgang): the same settings
+    for both, so what one refuses the other never builds."""
+
+    max_pods_per_podcliqueset: int = Field(default=MAX_PODS, ge=1)
+    max_gangs_per_podcliqueset: int = Field(default=MAX_GANGS, ge=1)
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(self.max_pods_per_podcliqueset, self.max_gangs_per_podcliqueset)
 
 
 Settings = TypeVar("Settings", bound=ServiceSettings)

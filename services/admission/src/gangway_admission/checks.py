@@ -18,6 +18,7 @@ from gangway_contracts.config import canonical_name, scheduler_name_of
 from gangway_contracts.errors import FieldError, field_path, not_dns_labels
 from gangway_contracts.grove import PodCliqueSet, TopologyConstraint
 from gangway_contracts.k8s import is_dns_label, is_label_value, is_qualified_name
+from gangway_contracts.limits import Limits, over_limits
 
 # Grove's topology domains, broadest first: the order used when no ClusterTopologyBinding
 # says otherwise (offline, or a PodCliqueSet that names none).
@@ -35,14 +36,18 @@ class Findings:
     skipped: list[str] = field(default_factory=list)
 
 
-def check_podcliqueset(pcs: PodCliqueSet, levels: Sequence[str] | None = None) -> Findings:
+def check_podcliqueset(
+    pcs: PodCliqueSet, levels: Sequence[str] | None = None, limits: Limits | None = None
+) -> Findings:
     """Every structural rule. ``levels``: the topology levels broadest first, from the
-    ClusterTopologyBinding the PodCliqueSet names; None: Grove's domains."""
+    ClusterTopologyBinding the PodCliqueSet names; None: Grove's domains. ``limits``: what
+    one PodCliqueSet may make (None: the defaults)."""
     findings = Findings()
     findings.errors += [
         *_cliques(pcs),
         *_scaling_groups(pcs),
         *_counts(pcs),
+        *over_limits(pcs, limits or Limits()),
         *_template_metadata(pcs),
         *_generated_names(pcs),
     ]

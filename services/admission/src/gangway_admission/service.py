@@ -75,7 +75,7 @@ async def listening(
         NatsBackends(nc, subjects, settings.backend_timeout_seconds),
         partial(topology_levels, kube),
         rejections.append,
-        policy=Policy(fail_open=settings.failure_policy == "Ignore"),
+        policy=Policy(fail_open=settings.failure_policy == "Ignore", limits=settings.limits),
         review_timeout=settings.review_timeout_seconds,
         service=subjects.service_name(NAME),
     )

@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.settings import LimitSettings
 
 
-class AdmissionSettings(ServiceSettings):
+class AdmissionSettings(LimitSettings):
     webhook_host: str = "0.0.0.0"
     webhook_port: int = Field(default=8443, ge=0, le=65535)
     # The serving certificate and key (PEM), re-read when either file changes, as

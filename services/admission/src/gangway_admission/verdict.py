@@ -10,12 +10,13 @@ failure policy (closed by default). The webhook and ``gangway validate`` both ca
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from gangway_admission.checks import check_podcliqueset, check_update
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError, FieldErrors
+from gangway_contracts.limits import Limits
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 
 
@@ -68,6 +69,7 @@ class Policy:
     """How admission behaves where the issue leaves a choice to the operator."""
 
     fail_open: bool = False  # backend not answering: admit with a warning instead of reject
+    limits: Limits = field(default_factory=Limits)  # what one PodCliqueSet may make
     # Backends that cannot be asked here (offline: the external ones): skipped, and said so.
     unreachable: frozenset[str] = frozenset()
 
@@ -86,8 +88,9 @@ async def evaluate(
     pcs, old = request.podcliqueset, request.old
     if old is not None and old.spec == pcs.spec:
         return Verdict(allowed=True, reason=Reason.UNCHANGED)
-    findings = check_podcliqueset(pcs, levels)
-    verdict = await _decide(request, config, ask, findings.errors, policy or Policy())
+    policy = policy or Policy()
+    findings = check_podcliqueset(pcs, levels, policy.limits)
+    verdict = await _decide(request, config, ask, findings.errors, policy)
     return replace(verdict, skipped=[*findings.skipped, *verdict.skipped])
 
 

@@ -23,6 +23,7 @@ from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import Condition
+from gangway_contracts.limits import Limits, over_limits
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
 from gangway_podgang import metrics, progress
@@ -49,6 +50,7 @@ class Step:
     plan: Plan = field(default_factory=lambda: Plan(gangs=()))
     decision: Decision = field(default_factory=Decision)
     unresolved: str = ""  # why no backend could be chosen (the cliques' schedulerName)
+    too_large: str = ""  # why nothing is planned: more gangs or pods than one may make
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class Reconciler:
         max_rounds: int,
         wait_seconds: float,
         request_timeout: float,
+        limits: Limits | None = None,
     ) -> None:
         self.model = model
         self.actuator = actuator
@@ -96,6 +99,7 @@ class Reconciler:
         self.max_rounds = max_rounds
         self.wait_seconds = wait_seconds
         self.request_timeout = request_timeout
+        self.limits = limits or Limits()
         self._known = _Known()
 
     async def reconcile(self, key: WorkloadKey) -> Outcome:
@@ -131,6 +135,11 @@ class Reconciler:
             backend = self.config.backend_for(pcs)
         except FieldErrors as exc:
             return Step(pcs=pcs, workload=workload, unresolved=str(exc))
+        # Counted before planning: a PodCliqueSet asking for 100 000 replicas is refused
+        # here, not built in memory (admission refuses it too, unless it failed open).
+        if too_large := over_limits(pcs, self.limits):
+            why = "; ".join(map(str, too_large))
+            return Step(pcs=pcs, workload=workload, backend=backend, too_large=why)
         plan = plan_podgangs(pcs, self.model.binding(pcs.topology_name))
         decision = decide(
             plan.gangs,
@@ -225,7 +234,9 @@ class Reconciler:
                 )
             )
             conditions.append(
-                progress.gangs_ready(
+                self._condition(step, progress.PODGANGS_READY, False, "OverLimit", step.too_large)
+                if step.too_large
+                else progress.gangs_ready(
                     pcs,
                     step.plan,
                     step.workload.podgangs,

@@ -58,6 +58,7 @@ async def serve(
         max_rounds=settings.max_rounds,
         wait_seconds=settings.read_model_timeout_seconds,
         request_timeout=settings.request_timeout_seconds,
+        limits=settings.limits,
     )
     worker = PodgangWorker(js, subjects, model, reconciler.reconcile, settings)
 

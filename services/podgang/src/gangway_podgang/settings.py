@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.settings import LimitSettings
 
 
-class PodgangSettings(ServiceSettings):
+class PodgangSettings(LimitSettings):
     # PodCliqueSets reconciled at once by one replica.
     workers: int = Field(default=8, ge=1)
     # API writes in flight at once across all of them (pod creates, gate lifts…).
