@@ -3,6 +3,7 @@ its condition, failures are retried or dead-lettered, requests are answered."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from functools import partial
 from typing import Any
@@ -10,8 +11,13 @@ from typing import Any
 import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
+from nats.errors import Error as NatsError
 
 from gangway_backendkit import metrics
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.protocol import Synced
+from gangway_backendkit.run import serve
+from gangway_backendkit.settings import BackendSettings
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateReply, ValidateRequest
@@ -21,10 +27,12 @@ from gangway_contracts.subjects import (
     ObjectKey,
     Subjects,
 )
+from gangway_runtime import tasks
+from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import podcliqueset, podgang
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.kube import server_side_apply
-from tests.support.store import dead_letters, eventually
+from tests.support.store import dead_letters, eventually, until_ready
 from tests.support.stub_backend import NAME, StubBackend
 
 CONFIG = {"profiles": [{"name": NAME, "external": True}]}
@@ -145,3 +153,51 @@ async def test_poison_resource_records_are_dead_lettered_and_the_backend_goes_on
             partial(dead_letters, js, subjects), lambda d: len(d) == len(poison), within=30
         )
     assert all("malformed record" in error for _, error in letters), letters
+
+
+class _Slow(StubBackend):
+    """Each sync takes a while, as a scheduler API under load does."""
+
+    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+        await asyncio.sleep(0.5)
+        return await super().sync_podgang(podgang, ctx)
+
+
+async def test_a_replica_holds_no_message_it_cannot_start(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """Eight slow PodGangs waiting in the stream; two replicas on the same durable consumer,
+    one handling slot each. A replica fetches only what it can start, so the consumer never
+    has more messages out than the two slots, and both take a share. Before, the first
+    fetched several and held them unacknowledged behind its one slot while work waited."""
+    first, second = _Slow(), _Slow()
+    settings = BackendSettings(subject_prefix=subjects.prefix, concurrency=1)
+    names = [f"gang-{i}" for i in range(8)]
+    for name in names:  # all in the stream before any replica fetches
+        await server_side_apply(api, podgang(namespace, name, NAME), namespace)
+    out: list[int] = []
+    js = nc.jetstream()
+
+    async def watch_outstanding() -> None:
+        durable = subjects.backend_service_name(NAME)
+        while True:
+            with contextlib.suppress(NatsError):
+                info = await js.consumer_info(subjects.objects_stream, durable)
+                out.append(info.num_ack_pending)
+            await asyncio.sleep(0.05)
+
+    async with running_backend(api, nc, subjects, namespace, first, CONFIG, concurrency=1):
+        watching = asyncio.create_task(watch_outstanding())
+        ready = asyncio.Event()
+        other = asyncio.create_task(serve(second, nc, js, Kube(api), settings, ready=ready))
+        try:
+            await until_ready(other, ready, "second replica")
+            for name in names:
+                await eventually(
+                    partial(condition, api, namespace, name), lambda c: c.get("status") == "True"
+                )
+        finally:
+            await tasks.stop(other)
+            await tasks.stop(watching)
+    assert max(out) <= 2, out
+    assert sum(second.syncs.values()) >= 2, (first.syncs, second.syncs)

@@ -114,9 +114,17 @@ class PodGangWorker:
         try:
             while True:
                 assert self._sub is not None  # subscribe() set it; fetch() binds it again
-                size = self.settings.fetch_batch
-                for msg in await fetch(self._sub, size, self.durable, self.subscribe):
-                    await self._slots.acquire()
+                # Only as many messages as there are free slots: a message fetched waits for
+                # no one here, so a busy replica leaves the rest to an idle one (replicas
+                # share one consumer; one held 32 unacked while the other idled).
+                free = await self._free_slots(self.settings.fetch_batch)
+                msgs: list[Msg] = []
+                try:
+                    msgs = await fetch(self._sub, free, self.durable, self.subscribe)
+                finally:
+                    for _ in range(free - len(msgs)):  # slots no message came for
+                        self._slots.release()
+                for msg in msgs:
                     task = asyncio.create_task(self._handle(msg))
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
@@ -127,6 +135,16 @@ class PodGangWorker:
             if self._sub is not None:
                 with contextlib.suppress(NatsError):
                     await self._sub.unsubscribe()
+
+    async def _free_slots(self, most: int) -> int:
+        """Wait for a free handling slot, then take the others free now, up to ``most``;
+        each message handled gives its slot back."""
+        await self._slots.acquire()
+        taken = 1
+        while taken < most and not self._slots.locked():
+            await self._slots.acquire()
+            taken += 1
+        return taken
 
     async def _handle(self, msg: Msg) -> None:
         try:
