@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib.metadata import version
 
 from gangway_cli import certs, config_check, demo, deploy, plan, render, trace, up, validate
 
@@ -14,6 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gangway",
         description="Gang-scheduling backends for Grove workloads, as services over NATS.",
     )
+    parser.add_argument("--version", action="version", version=f"gangway {version('gangway-cli')}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     config_check.add_parser(subparsers)
     plan.add_parser(subparsers)

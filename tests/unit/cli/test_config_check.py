@@ -56,3 +56,10 @@ def test_installed_entry_point() -> None:
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert "default: kai-scheduler" in done.stdout
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as ended:
+        main(["--version"])
+    assert ended.value.code == 0
+    assert capsys.readouterr().out == "gangway 0.1.0\n"
