@@ -5,6 +5,7 @@ the queue checked at admission."""
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 from typing import Any
 
@@ -21,6 +22,7 @@ from gangway_backend_volcano.translate import (
     QUEUES,
     TASK_SPEC,
 )
+from gangway_backendkit.metrics import SYNCS
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.config import VOLCANO
 from gangway_contracts.grove import PodCliqueSet
@@ -110,8 +112,15 @@ async def test_a_podgang_becomes_a_podgroup_in_its_queue(
         )
         assert "minMember 5 (3 tasks)" in backend_synced(synced)["message"]
 
-        # Someone edits what we own: put back.
+        # vc-scheduler writes the status (no status subresource: a full update, mirrored back
+        # to the backend): seen to be as desired from the mirror alone, no API read.
         path = await resource_path(api, podgroup_of(gang), namespace)
+        unchanged = SYNCS.labels(VOLCANO, "unchanged")
+        before = unchanged._value.get()
+        await merge_patch(api, path, {"status": {"phase": "Inqueue"}})
+        await eventually(lambda: asyncio.sleep(0, unchanged._value.get()), lambda n: n > before)
+
+        # Someone edits what we own: put back.
         await merge_patch(api, path, {"spec": {"minMember": 1, "minTaskMember": {ROUTER: 0}}})
         await eventually(partial(live, api, podgroup_of(gang), namespace), in_shape)
 

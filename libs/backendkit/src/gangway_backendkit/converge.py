@@ -63,6 +63,11 @@ def _stamped(desired: Manifest) -> Manifest:
     return {**desired, "metadata": {**meta, "annotations": annotations}}
 
 
+def unchanged(desired: Manifest, live: Manifest) -> bool:
+    """Whether ``live`` is ``desired`` as :func:`ensure` would leave it (nothing to write)."""
+    return _unchanged(_stamped(desired), live)
+
+
 def _unchanged(desired: Manifest, live: Manifest) -> bool:
     meta, live_meta = desired["metadata"], live.get("metadata", {})
     return (

@@ -7,7 +7,8 @@ from prometheus_client import Counter, Histogram
 SYNCS = Counter(
     "gangway_backend_syncs",
     "PodGang syncs by result: synced, failed (a SyncFailed verdict), error (retried), "
-    "skipped (already synced at this generation), deleted",
+    "skipped (already synced at this generation), unchanged (a change to one of its "
+    "resources that left it as desired, seen from the mirror), deleted",
     ["backend", "result"],
 )
 SYNC_SECONDS = Histogram(

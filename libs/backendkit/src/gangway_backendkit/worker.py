@@ -25,6 +25,7 @@ from opentelemetry import trace
 
 from gangway_backendkit import metrics
 from gangway_backendkit.context import BackendContext
+from gangway_backendkit.converge import unchanged
 from gangway_backendkit.protocol import Backend, Synced, SyncFailed
 from gangway_backendkit.settings import BackendSettings
 from gangway_contracts import labels
@@ -159,7 +160,10 @@ class PodGangWorker:
             async with lock:  # one PodGang at a time in this replica
                 try:
                     parent = tracing.context_from_headers(msg.headers)
-                    await self.reconcile(target, drift=key.kind != Kind.PODGANG, parent=parent)
+                    mirrored = record if key.kind != Kind.PODGANG else None
+                    await self.reconcile(
+                        target, drift=mirrored is not None, parent=parent, mirrored=mirrored
+                    )
                 except Exception as exc:  # retried by redelivery; never swallowed
                     await self._retry_or_give_up(msg, target, exc)
                     return
@@ -191,10 +195,17 @@ class PodGangWorker:
         metrics.DEAD_LETTERS.labels(self.backend.name).inc()
         await dead_letter(self.ctx.js, self.ctx.subjects, self.durable, msg, error)
 
-    async def reconcile(self, key: ObjectKey, drift: bool = False, parent: Any = None) -> None:
+    async def reconcile(
+        self,
+        key: ObjectKey,
+        drift: bool = False,
+        parent: Any = None,
+        mirrored: ObjectRecord | None = None,
+    ) -> None:
         """Converge the backend's resources and condition for one PodGang. ``drift``: the
         message was about one of the backend's own resources, which must be checked even
-        when the PodGang itself has not changed."""
+        when the PodGang itself has not changed; ``mirrored``: that resource as the watcher
+        mirrored it."""
         name = self.backend.name
         with (
             tracer.start_as_current_span(f"{name} sync podgang", context=parent),
@@ -212,6 +223,9 @@ class PodGangWorker:
             if not drift and _synced_at_generation(podgang):
                 metrics.SYNCS.labels(name, "skipped").inc()
                 return  # only the status moved (ours or another's condition): nothing to do
+            if mirrored is not None and await self._as_desired(podgang, mirrored):
+                metrics.SYNCS.labels(name, "unchanged").inc()
+                return  # the scheduler wrote its status: no API read to find nothing to do
             try:
                 synced: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)
             except SyncFailed as failed:
@@ -221,6 +235,30 @@ class PodGangWorker:
                 raise
             await self._report(podgang, current, synced)
             metrics.SYNCS.labels(name, "synced" if isinstance(synced, Synced) else "failed").inc()
+
+    async def _as_desired(self, podgang: PodGang, mirrored: ObjectRecord) -> bool:
+        """Whether a backend resource as mirrored is what the backend wants it to be, for a
+        PodGang already synced at its generation: then nothing is to be done, read or
+        written. Found from the store alone (the PodGang, its PodCliqueSet and the pure
+        :meth:`Backend.resources`); any doubt answers False and the backend syncs as usual,
+        reading the API. A mirror behind the cluster is followed by a newer record."""
+        if mirrored.deleted or not _synced_at_generation(podgang):
+            return False
+        live = msgspec.json.decode(mirrored.object)
+        meta = podgang.metadata
+        try:
+            pcs = await self.ctx.podcliqueset(meta.namespace, meta.labels.get(labels.PART_OF, ""))
+            desired = self.backend.resources(podgang, pcs)
+        except Exception:  # any doubt: the backend's own sync decides
+            return False
+        same = [
+            manifest
+            for manifest in desired
+            if manifest.get("kind") == live.get("kind")
+            and manifest.get("apiVersion") == live.get("apiVersion")
+            and manifest["metadata"]["name"] == mirrored.name
+        ]
+        return len(same) == 1 and unchanged(same[0], live)
 
     async def _report(
         self, podgang: PodGang, current: dict[str, Any], result: Synced | SyncFailed
