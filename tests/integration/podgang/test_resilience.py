@@ -18,6 +18,7 @@ from gangway_contracts.records import ObjectRecord
 from gangway_contracts.resources import PODCLIQUESETS, PODGANGS
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_podgang.readmodel import ReadModel
+from gangway_runtime import tasks
 from gangway_runtime.settings import StreamSettings
 from gangway_runtime.streams import ensure_streams
 from tests.integration.podgang.test_flow import CONFIG
@@ -160,11 +161,11 @@ async def test_ready_when_the_stream_ends_with_an_object_it_does_not_follow(
     )
     await js.publish(subjects.object(workload_key), to_json(record))
     model = ReadModel(js, subjects)
-    await model.start()
+    following = asyncio.create_task(model.follow())
     try:
         assert await model.wait_until(lambda: model.loaded, 10)
     finally:
-        await model.stop()
+        await tasks.stop(following)
 
 
 @pytest.mark.usefixtures("backend")

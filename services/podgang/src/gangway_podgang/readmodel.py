@@ -28,7 +28,6 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGan
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
-from gangway_runtime import tasks
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +83,6 @@ class ReadModel:
         # Where each object was filed, so a delete (or a changed label) finds it.
         self._filed: dict[tuple[str, str, str], WorkloadKey] = {}
         self._changed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
         self.sequence = 0  # the last stream sequence applied
         # Once true, the model has held everything the stream held for its subjects when
         # it started. Not "reached the stream's last sequence": that may be a subject it does
@@ -93,16 +91,6 @@ class ReadModel:
 
     def filter_subjects(self) -> list[str]:
         return [self._subjects.objects_filter(kind) for kind in KINDS]
-
-    async def start(self) -> None:
-        """Follow the stream in a task of its own (tests); the service runs :meth:`follow`
-        beside its worker instead, so that the two end together."""
-        self._task = asyncio.create_task(self.follow(), name="read model")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            await tasks.stop(self._task)
-            self._task = None
 
     async def follow(self) -> None:
         """Read the stream in order, for ever. The consumer is ours alone (no acks, in
