@@ -31,11 +31,15 @@ JOURNAL_DROPPED = Counter(
 )
 
 
+def subject_of(subjects: Subjects, event: JournalEvent) -> str:
+    """The journal subject of ``event``: its workload's, by event type."""
+    workload = event.workload
+    return subjects.journal(workload.namespace, workload.name, event_type(event))
+
+
 async def append(js: JetStreamContext, subjects: Subjects, event: JournalEvent) -> None:
     """Publish and wait for the stream's ack; raises when the bus is down."""
-    workload = event.workload
-    subject = subjects.journal(workload.namespace, workload.name, event_type(event))
-    await js.publish(subject, to_json(event))
+    await js.publish(subject_of(subjects, event), to_json(event))
 
 
 class JournalWriter:
@@ -56,8 +60,7 @@ class JournalWriter:
         self._queued = asyncio.Event()
 
     def put(self, event: JournalEvent) -> None:
-        workload = event.workload
-        subject = self._subjects.journal(workload.namespace, workload.name, event_type(event))
+        subject = subject_of(self._subjects, event)
         data = to_json(event)
         if len(self._buffer) >= self._capacity:
             dropped, _, _ = self._buffer.popleft()
