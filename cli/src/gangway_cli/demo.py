@@ -50,25 +50,20 @@ SAMPLES: Final = (
     "volcano.yaml",
     "scaling-group.yaml",
 )
+
+
 # A sample that needs a second scheduler: what the API server serves where it is installed,
 # and what the demo says where it is not.
+def _podgroups_of(scheduler: str, podgroups: ApiResource) -> tuple[ApiResource, str]:
+    reason = f"the API server serves no {podgroups.plural}.{podgroups.group}"
+    return podgroups, f"{scheduler} is not installed ({reason})"
+
+
 NEEDS: Final = {
     "kai-scheduler.yaml": (QUEUES, "KAI is not installed (the API server serves no KAI Queues)"),
-    "coscheduling.yaml": (
-        COSCHEDULING_PODGROUPS,
-        "scheduler-plugins is not installed (the API server serves no "
-        f"{COSCHEDULING_PODGROUPS.plural}.{COSCHEDULING_PODGROUPS.group})",
-    ),
-    "koordinator.yaml": (
-        KOORDINATOR_PODGROUPS,
-        "Koordinator is not installed (the API server serves no "
-        f"{KOORDINATOR_PODGROUPS.plural}.{KOORDINATOR_PODGROUPS.group})",
-    ),
-    "volcano.yaml": (
-        VOLCANO_PODGROUPS,
-        "Volcano is not installed (the API server serves no "
-        f"{VOLCANO_PODGROUPS.plural}.{VOLCANO_PODGROUPS.group})",
-    ),
+    "coscheduling.yaml": _podgroups_of("scheduler-plugins", COSCHEDULING_PODGROUPS),
+    "koordinator.yaml": _podgroups_of("Koordinator", KOORDINATOR_PODGROUPS),
+    "volcano.yaml": _podgroups_of("Volcano", VOLCANO_PODGROUPS),
 }
 FIELD_MANAGER: Final = "gangway-demo"
 BAR: Final = 12
