@@ -171,7 +171,7 @@ async def test_a_replica_holds_no_message_it_cannot_start(
     has more messages out than the two slots, and both take a share. Before, the first
     fetched several and held them unacknowledged behind its one slot while work waited."""
     first, second = _Slow(), _Slow()
-    settings = BackendSettings(subject_prefix=subjects.prefix, concurrency=1)
+    settings = BackendSettings(subject_prefix=subjects.prefix, workers=1)
     names = [f"gang-{i}" for i in range(8)]
     for name in names:  # all in the stream before any replica fetches
         await server_side_apply(api, podgang(namespace, name, NAME), namespace)
@@ -186,7 +186,7 @@ async def test_a_replica_holds_no_message_it_cannot_start(
                 out.append(info.num_ack_pending)
             await asyncio.sleep(0.05)
 
-    async with running_backend(api, nc, subjects, namespace, first, CONFIG, concurrency=1):
+    async with running_backend(api, nc, subjects, namespace, first, CONFIG, workers=1):
         watching = asyncio.create_task(watch_outstanding())
         ready = asyncio.Event()
         other = asyncio.create_task(serve(second, nc, js, Kube(api), settings, ready=ready))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from gangway_contracts.k8s import Condition
 from gangway_runtime.conditions import merged_conditions
-from gangway_runtime.work import backoff
+from gangway_runtime.consumer import backoff
 
 
 def synced(status: str = "True", at: str = "2026-11-22T10:00:00Z", gen: int = 1) -> Condition:

@@ -16,9 +16,6 @@ SYNC_SECONDS = Histogram(
     "One PodGang sync, record read to condition written",
     ["backend"],
 )
-DEAD_LETTERS = Counter(
-    "gangway_backend_dead_letters", "Messages given up on and sent to dead letter", ["backend"]
-)
 REQUESTS = Counter(
     "gangway_backend_requests",
     "prepare-pods and validate requests by outcome: ok, malformed, error",

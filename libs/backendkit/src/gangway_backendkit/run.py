@@ -9,10 +9,12 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
 from gangway_backendkit.context import BackendContext
+from gangway_backendkit.handler import PodGangHandler
 from gangway_backendkit.protocol import Backend
 from gangway_backendkit.rpc import serve_requests
 from gangway_backendkit.settings import BackendSettings
-from gangway_backendkit.worker import PodGangWorker
+from gangway_runtime import tasks
+from gangway_runtime.consumer import Consumer
 from gangway_runtime.kube import Kube
 from gangway_runtime.service import connections
 from gangway_runtime.service import run as run_service
@@ -39,12 +41,15 @@ async def serve(
         field_manager=subjects.backend_service_name(backend.name),
     )
     await backend.init(ctx)
-    worker = PodGangWorker(backend, ctx, settings)
+    handler = PodGangHandler(backend, ctx)
+    # Its PodGangs and every resource it owns: any kind under its name.
+    watched = [subjects.objects_filter("*", backend.name)]
+    consumer = Consumer(js, subjects, handler, settings, durable=handler.durable, filters=watched)
     async with serve_requests(nc, ctx, backend):
-        await worker.subscribe()
+        await consumer.subscribe()
         if ready is not None:
             ready.set()
-        await worker.run()
+        await tasks.run_together(consumer.run(), handler.journal.run())
 
 
 async def _main(backend: Backend, settings: BackendSettings) -> None:

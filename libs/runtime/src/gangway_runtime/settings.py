@@ -94,6 +94,26 @@ class LimitSettings(ServiceSettings):
         return Limits(self.max_pods_per_podcliqueset, self.max_gangs_per_podcliqueset)
 
 
+class ConsumerSettings(ServiceSettings):
+    """A service that takes work from the OBJECTS stream (podgang, every backend): how the
+    consumer kit fetches, holds, retries and resyncs."""
+
+    # Keys handled at once by one replica.
+    workers: int = Field(default=8, ge=1)
+    # Messages out to all replicas and not yet acknowledged (older ones of a key are acked
+    # as newer ones arrive, so this is about keys in flight).
+    max_ack_pending: int = Field(default=1000, ge=1)
+    # A message not acknowledged nor kept alive this long goes to another replica; held
+    # messages are kept alive every third of it, so a dead replica's work moves on quickly.
+    ack_wait_seconds: float = Field(default=15.0, ge=1)
+    # Attempts at a key failing for a reason retrying may not fix, before its messages go
+    # to dead letter. Transient failures (API server, NATS, a backend not answering) retry
+    # without limit.
+    max_attempts: int = Field(default=8, ge=1)
+    # Every key that may need work is taken up at start and then this often, events or not.
+    resync_seconds: float = Field(default=600.0, gt=0)
+
+
 Settings = TypeVar("Settings", bound=ServiceSettings)
 
 NATS_SCHEMES: Final = ("nats", "tls", "ws", "wss")

@@ -6,8 +6,8 @@ from prometheus_client import Counter, Histogram
 
 RECONCILES = Counter(
     "gangway_podgang_reconciles",
-    "PodCliqueSet reconciles by result: converged, waiting (on a backend or the scheduler), "
-    "retried, dead-lettered",
+    "PodCliqueSet reconciles that succeeded, by result: converged, waiting (on a backend or "
+    "the scheduler); failures are gangway_consumer_handled{result=retried|dead-lettered}",
     ["result"],
 )
 RECONCILE_SECONDS = Histogram(
@@ -22,7 +22,4 @@ WRITES_PER_GANG = Histogram(
     "gangway_podgang_api_writes_per_gang",
     "Writes one PodGang took from creation to its last gate lifted (this process's count)",
     buckets=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
-)
-DEAD_LETTERS = Counter(
-    "gangway_podgang_dead_letters", "Messages given up on and sent to dead letter"
 )

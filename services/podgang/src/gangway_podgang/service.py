@@ -9,11 +9,11 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
 from gangway_contracts.config import SchedulerConfig
+from gangway_podgang.handler import PodgangHandler, consumer
 from gangway_podgang.readmodel import ReadModel
 from gangway_podgang.reconcile import Reconciler
 from gangway_podgang.report import Reporter
 from gangway_podgang.settings import PodgangSettings
-from gangway_podgang.worker import PodgangWorker
 from gangway_podgang.writes import Actuator
 from gangway_runtime import tasks
 from gangway_runtime.journal import JournalWriter
@@ -60,7 +60,10 @@ async def serve(
         request_timeout=settings.request_timeout_seconds,
         limits=settings.limits,
     )
-    worker = PodgangWorker(js, subjects, model, reconciler.reconcile, settings)
+    handler = PodgangHandler(
+        subjects, model, reconciler.reconcile, settings.read_model_timeout_seconds
+    )
+    worker = consumer(js, subjects, handler, settings)
 
     async def work() -> None:
         await worker.subscribe()

@@ -36,6 +36,7 @@ from gangway_podgang.plan import PlannedGang
 from gangway_podgang.readmodel import Workload
 from gangway_podgang.report import Reporter
 from gangway_runtime import tracing
+from gangway_runtime.consumer import Transient
 from gangway_runtime.kube import Kube, KubeError
 from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition
 
@@ -46,7 +47,7 @@ T = TypeVar("T")
 _SERVICE_ERROR = "Nats-Service-Error"
 
 
-class BackendUnavailable(Exception):
+class BackendUnavailable(Transient):
     """The backend did not answer a request: nothing was created; retried with backoff."""
 
     def __init__(self, backend: str, why: str) -> None:
@@ -54,7 +55,7 @@ class BackendUnavailable(Exception):
         super().__init__(f"backend {backend} is not answering prepare-pods: {why}")
 
 
-class PrepareFailed(Exception):
+class PrepareFailed(Transient):
     """The backend answered, but refused or botched the pods: retried with backoff."""
 
     def __init__(self, backend: str, reason: str, message: str) -> None:

@@ -1,0 +1,218 @@
+"""What a backend takes from the bus: its PodGangs, and its own resources (a KAI PodGroup
+someone edited or deleted brings its PodGang back for a sync: drift repair).
+
+A message only says which PodGang to look at; the handler reads the PodGang's current record
+and converges. The runtime's consumer kit (:mod:`gangway_runtime.consumer`) does the taking:
+one durable consumer shared by the backend's replicas, one PodGang at a time, one retry
+policy, and a resync of every PodGang not yet synced at its generation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from nats.aio.msg import Msg
+from opentelemetry import trace
+
+from gangway_backendkit import metrics
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.converge import unchanged
+from gangway_backendkit.protocol import Backend, Manifest, Synced, SyncFailed
+from gangway_contracts import labels
+from gangway_contracts.codec import MALFORMED
+from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
+from gangway_contracts.grove import PodGang
+from gangway_contracts.k8s import Condition, NamespacedName
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.subjects import Kind, ObjectKey
+from gangway_runtime import tracing
+from gangway_runtime.consumer import Route
+from gangway_runtime.journal import JournalWriter
+from gangway_runtime.objects import last_per_subject
+from gangway_runtime.status import now, set_podgang_condition
+
+log = logging.getLogger(__name__)
+tracer = trace.get_tracer("gangway.backendkit")
+
+
+class _Owner(msgspec.Struct):
+    kind: str = ""
+    name: str = ""
+
+
+class _OwnedMeta(msgspec.Struct, rename="camel"):
+    owner_references: list[_Owner] = []
+
+
+class _Owned(msgspec.Struct):
+    """Just enough of a backend resource to find its PodGang; any other shape is refused."""
+
+    metadata: _OwnedMeta = msgspec.field(default_factory=_OwnedMeta)
+
+
+def podgang_key(backend: str, key: ObjectKey, record: ObjectRecord) -> ObjectKey:
+    """The PodGang a message is about: itself, or the PodGang that owns a backend resource
+    (by owner reference; by name when the resource has none). Raises msgspec.DecodeError for
+    a resource that is not an object with object metadata (a poison record)."""
+    if key.kind == Kind.PODGANG:
+        return key
+    owned = msgspec.json.decode(record.object, type=_Owned)
+    owners = [o.name for o in owned.metadata.owner_references if o.kind == "PodGang" and o.name]
+    return ObjectKey(Kind.PODGANG, backend, key.namespace, owners[0] if owners else key.name)
+
+
+def _one_as_desired(desired: list[Manifest], mirrored: ObjectRecord) -> bool:
+    live = msgspec.json.decode(mirrored.object)
+    same = [
+        manifest
+        for manifest in desired
+        if manifest.get("kind") == live.get("kind")
+        and manifest.get("apiVersion") == live.get("apiVersion")
+        and manifest["metadata"]["name"] == mirrored.name
+    ]
+    return len(same) == 1 and unchanged(same[0], live)
+
+
+def _synced_at_generation(podgang: PodGang) -> bool:
+    synced = podgang.current_condition(labels.BACKEND_SYNCED)
+    return synced is not None and synced.status == "True"
+
+
+class PodGangHandler:
+    def __init__(self, backend: Backend, ctx: BackendContext) -> None:
+        self.backend = backend
+        self.ctx = ctx
+        # BackendSynced entries: buffered, stored in order, retried through a failover.
+        self.journal = JournalWriter(ctx.js, ctx.subjects)
+
+    @property
+    def durable(self) -> str:
+        return self.ctx.subjects.backend_service_name(self.backend.name)
+
+    def route(self, msg: Msg) -> Route[ObjectKey]:
+        """The PodGang; each of its resources in a slot of its own, so a change to one is
+        checked even when a change to the PodGang comes with it."""
+        key = self.ctx.subjects.parse_object(msg.subject)
+        record = msgspec.json.decode(msg.data, type=ObjectRecord)
+        return Route(podgang_key(self.backend.name, key, record), slot=msg.subject)
+
+    async def handle(self, key: ObjectKey, msgs: Sequence[Msg]) -> None:
+        subjects = self.ctx.subjects
+        parent = tracing.context_from_headers(msgs[-1].headers) if msgs else None
+        # The backend's own resources as mirrored (route() decoded each once already).
+        mirrored = [
+            msgspec.json.decode(msg.data, type=ObjectRecord)
+            for msg in msgs
+            if subjects.parse_object(msg.subject).kind != Kind.PODGANG
+        ]
+        await self.reconcile(key, drift=bool(mirrored), parent=parent, mirrored=mirrored)
+
+    async def keys(self) -> AsyncIterator[ObjectKey]:
+        """Every PodGang of this backend the store holds not synced at its generation: no
+        lost or dead-lettered message leaves one without its resources."""
+        subjects = self.ctx.subjects
+        stored = subjects.objects_filter(Kind.PODGANG, self.backend.name)
+        async for msg in last_per_subject(self.ctx.js, subjects.objects_stream, stored):
+            try:
+                record = msgspec.json.decode(msg.data, type=ObjectRecord)
+                podgang = msgspec.json.decode(record.object, type=PodGang)
+            except MALFORMED:
+                continue  # dead-lettered when its message was taken
+            if not record.deleted and not _synced_at_generation(podgang):
+                yield subjects.parse_object(msg.subject)
+
+    async def reconcile(
+        self,
+        key: ObjectKey,
+        drift: bool = False,
+        parent: Any = None,
+        mirrored: Sequence[ObjectRecord] = (),
+    ) -> None:
+        """Converge the backend's resources and condition for one PodGang. ``drift``: a
+        message was about one of the backend's own resources, which must be checked even
+        when the PodGang itself has not changed; ``mirrored``: those resources as the
+        watcher mirrored them."""
+        name = self.backend.name
+        with (
+            tracer.start_as_current_span(f"{name} sync podgang", context=parent),
+            metrics.SYNC_SECONDS.labels(name).time(),
+        ):
+            record = await self.ctx.record(key)
+            if record is None:
+                return
+            if record.deleted:
+                await self.backend.on_podgang_delete(record, self.ctx)
+                metrics.SYNCS.labels(name, "deleted").inc()
+                return
+            podgang = msgspec.json.decode(record.object, type=PodGang)
+            current = msgspec.json.decode(record.object)
+            if not drift and _synced_at_generation(podgang):
+                metrics.SYNCS.labels(name, "skipped").inc()
+                return  # only the status moved (ours or another's condition): nothing to do
+            if mirrored and await self._as_desired(podgang, mirrored):
+                metrics.SYNCS.labels(name, "unchanged").inc()
+                return  # the scheduler wrote its status: no API read to find nothing to do
+            try:
+                synced: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)
+            except SyncFailed as failed:
+                synced = failed
+            except Exception:
+                metrics.SYNCS.labels(name, "error").inc()
+                raise
+            await self._report(podgang, current, synced)
+            metrics.SYNCS.labels(name, "synced" if isinstance(synced, Synced) else "failed").inc()
+
+    async def _as_desired(self, podgang: PodGang, mirrored: Sequence[ObjectRecord]) -> bool:
+        """Whether backend resources as mirrored are what the backend wants them to be, for a
+        PodGang already synced at its generation: then nothing is to be done, read or
+        written. Found from the store alone (the PodGang, its PodCliqueSet and the pure
+        :meth:`Backend.resources`); any doubt answers False and the backend syncs as usual,
+        reading the API. A mirror behind the cluster is followed by a newer record."""
+        if any(r.deleted for r in mirrored) or not _synced_at_generation(podgang):
+            return False
+        meta = podgang.metadata
+        try:
+            pcs = await self.ctx.podcliqueset(meta.namespace, meta.labels.get(labels.PART_OF, ""))
+            desired = self.backend.resources(podgang, pcs)
+        except Exception:  # any doubt: the backend's own sync decides
+            return False
+        return all(_one_as_desired(desired, r) for r in mirrored)
+
+    async def _report(
+        self, podgang: PodGang, current: dict[str, Any], result: Synced | SyncFailed
+    ) -> None:
+        status, reason = (
+            ("True", "Synced") if isinstance(result, Synced) else ("False", result.reason)
+        )
+        condition = Condition(
+            type=labels.BACKEND_SYNCED,
+            status=status,
+            reason=reason,
+            message=result.message,
+            last_transition_time=now(),
+            observed_generation=podgang.metadata.generation,
+        )
+        if await set_podgang_condition(self.ctx.kube, current, condition) is None:
+            return
+        workload = NamespacedName(
+            namespace=podgang.metadata.namespace,
+            name=podgang.metadata.labels.get(labels.PART_OF, podgang.metadata.name),
+        )
+        common: dict[str, Any] = {
+            "workload": workload,
+            "at": datetime.now(UTC),
+            "service": self.durable,
+            "trace_id": tracing.trace_id_hex(),
+            "podgang": podgang.metadata.name,
+            "backend": self.backend.name,
+        }
+        event: JournalEvent
+        if isinstance(result, Synced):
+            event = BackendSynced(resources=result.resources, **common)
+        else:
+            event = BackendSyncFailed(reason=result.reason, message=result.message, **common)
+        self.journal.put(event)

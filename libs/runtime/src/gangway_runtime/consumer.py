@@ -1,0 +1,357 @@
+"""The one consumer kit: how podgang and every backend take work from the OBJECTS stream.
+
+A service says three things (a :class:`Handler`): which key a message is about (``route``),
+how to converge one key (``handle``), and which keys may need work without any message
+(``keys``, the resync). The kit does the rest, the same way for every service:
+
+- one durable pull consumer shared by every replica; a replica fetches only while one of
+  its workers is idle, so no work waits on a busy replica while another idles;
+- per-key coalescing: messages for a key queued or being handled join it, and a newer
+  message supersedes an older one of the same key and slot (the older is acked at once: the
+  newer alone brings the key back after a crash); one key is handled by one worker of a
+  replica at a time;
+- messages are acked once a handling that began after them succeeded; while held they are
+  kept alive with in-progress heartbeats, so the ack deadline can be short and a dead
+  replica's work moves to a live one within seconds;
+- one retry policy: a transient failure (timeouts, NATS or API server trouble, 409 and 429,
+  :class:`Transient`) is retried with capped, jittered exponential backoff for as long as it
+  takes; any other failure ``max_attempts`` times, then the held messages go to the
+  dead-letter subject with the error. A message that does not decode goes there at once.
+  Failures a handler can name (a PodGang asking for the impossible) are not failures: the
+  handler records them as a condition and returns;
+- level-triggered resync: ``keys()`` at start and every ``resync_seconds``, so no lost or
+  dead-lettered message strands anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import AsyncIterator, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+import aiohttp
+from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import BadRequestError
+from prometheus_client import Counter, Gauge
+
+from gangway_contracts.codec import MALFORMED
+from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Subjects
+from gangway_runtime import tasks
+from gangway_runtime.kube import KubeError
+from gangway_runtime.settings import ConsumerSettings
+
+log = logging.getLogger(__name__)
+_BACKOFF_MAX = 60.0
+
+K = TypeVar("K", bound=Hashable)
+M = TypeVar("M")  # a message: the queue only holds them
+
+HANDLED = Counter(
+    "gangway_consumer_handled",
+    "Keys handled by result: ok, retried (transient, or attempts left), dead-lettered",
+    ["consumer", "result"],
+)
+DEAD_LETTERS = Counter(
+    "gangway_consumer_dead_letters",
+    "Messages sent to the dead-letter subject (undecodable, or given up on)",
+    ["consumer"],
+)
+HELD = Gauge(
+    "gangway_consumer_held_messages",
+    "Messages taken and not yet acknowledged (queued, being handled, or backing off)",
+    ["consumer"],
+)
+
+
+class Transient(Exception):
+    """A failure that trying again later can fix (a backend not answering yet): retried
+    without limit."""
+
+
+def transient(exc: BaseException) -> bool:
+    """Will trying again, later, help? Then there is no limit on the attempts."""
+    if isinstance(exc, KubeError):
+        return exc.transient
+    if isinstance(exc, BadRequestError):
+        return False
+    # NATS: no responders, timeouts, a consumer or stream leader being elected.
+    return isinstance(exc, Transient | NatsError | aiohttp.ClientError | TimeoutError | OSError)
+
+
+def backoff(attempts: int) -> float:
+    """Seconds before the next attempt: 0.5 s doubling per attempt, at most a minute."""
+    return min(0.5 * (1 << min(max(attempts - 1, 0), 16)), _BACKOFF_MAX)
+
+
+def jittered(delay: float) -> float:
+    """``delay`` ±20 %, so keys failing together do not come back together."""
+    return delay * random.uniform(0.8, 1.2)
+
+
+@dataclass(frozen=True)
+class Route(Generic[K]):
+    """What a message asks for: ``key`` to converge. Messages of one key and ``slot``
+    supersede each other; messages of different slots are all handed to the handler (a
+    backend tells its PodGang from each of its own resources this way)."""
+
+    key: K
+    slot: str = ""
+
+
+class Handler(Protocol[K]):
+    def route(self, msg: Msg) -> Route[K] | None:
+        """The key a message is about; None to drop it (acked). Raises one of
+        ``codec.MALFORMED`` for a message that does not decode: it is dead-lettered."""
+
+    async def handle(self, key: K, msgs: Sequence[Msg]) -> None:
+        """Converge ``key``; ``msgs``: the messages since the last success (none on a
+        resync). Return once converged or waiting on someone else; raise to retry."""
+
+    def keys(self) -> AsyncIterator[K]:
+        """Every key that may need work whether or not a message says so (resync)."""
+
+
+class KeyQueue(Generic[K, M]):
+    """Keys waiting to be handled, each with the newest message per slot; a key is handed to
+    one worker at a time, comes back when messages arrived meanwhile, and waits (parked,
+    messages held) while it backs off after a failure until a message or its timer wakes
+    it."""
+
+    def __init__(self) -> None:
+        self._ready: asyncio.Queue[K] = asyncio.Queue()
+        self._queued: set[K] = set()
+        self._waiting: dict[K, dict[str, M]] = {}
+        self._active: dict[K, dict[str, M]] = {}
+
+    def add(self, route: Route[K], msg: M) -> M | None:
+        """Hold ``msg`` for its key, ready it; returns the message it superseded, if any."""
+        slots = self._waiting.setdefault(route.key, {})
+        older = slots.get(route.slot)
+        slots[route.slot] = msg
+        self.wake(route.key)
+        return older
+
+    def wake(self, key: K) -> None:
+        """Ready ``key`` unless it is queued or being handled already."""
+        self._waiting.setdefault(key, {})
+        if key not in self._queued and key not in self._active:
+            self._queued.add(key)
+            self._ready.put_nowait(key)
+
+    async def take(self) -> tuple[K, list[M]]:
+        key = await self._ready.get()
+        self._queued.discard(key)
+        slots = self._waiting.pop(key, {})
+        self._active[key] = slots
+        return key, list(slots.values())
+
+    def done(self, key: K) -> None:
+        """Handled: ready again if messages came meanwhile."""
+        self._active.pop(key, None)
+        if self._waiting.get(key):
+            self.wake(key)
+
+    def park(self, key: K) -> list[M]:
+        """Failed: its messages go back to waiting (a newer one of a slot wins) and the key
+        waits for :meth:`wake`, unless newer messages arrived meanwhile. Returns the
+        messages superseded meanwhile (to ack)."""
+        held = self._active.pop(key, {})
+        slots = self._waiting.pop(key, {})
+        arrived = bool(slots)
+        superseded = [msg for slot, msg in held.items() if slot in slots]
+        self._waiting[key] = held | slots
+        if arrived:
+            self.wake(key)
+        return superseded
+
+    def held(self) -> Iterator[M]:
+        for slots in (*self._waiting.values(), *self._active.values()):
+            yield from slots.values()
+
+    @property
+    def ready(self) -> int:
+        return self._ready.qsize()
+
+    @property
+    def idle(self) -> bool:
+        return not self._waiting and not self._active
+
+
+class Consumer(Generic[K]):
+    """``durable``: the consumer every replica shares, also naming the dead-letter subject;
+    ``filters``: the object subjects it takes."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        subjects: Subjects,
+        handler: Handler[K],
+        settings: ConsumerSettings,
+        *,
+        durable: str,
+        filters: Sequence[str],
+    ) -> None:
+        self.js = js
+        self.stream = subjects.objects_stream
+        self.durable = durable
+        self.filter_subjects = list(filters)
+        self.deadletter_subject = subjects.deadletter(durable)
+        self.handler = handler
+        self.settings = settings
+        self.queue: KeyQueue[K, Msg] = KeyQueue()
+        self._attempts: dict[K, int] = {}
+        self._idle = 0
+        self._worker_freed = asyncio.Event()
+        self._sub: JetStreamContext.PullSubscription | None = None
+
+    async def subscribe(self) -> None:
+        """Create (or bind to) the durable consumer every replica shares."""
+        self._sub = await self.js.pull_subscribe(
+            self.filter_subjects[0],
+            durable=self.durable,
+            stream=self.stream,
+            config=ConsumerConfig(
+                deliver_policy=DeliverPolicy.ALL,
+                ack_policy=AckPolicy.EXPLICIT,
+                ack_wait=self.settings.ack_wait_seconds,
+                max_ack_pending=self.settings.max_ack_pending,
+                filter_subjects=self.filter_subjects,
+            ),
+        )
+
+    async def run(self) -> None:
+        if self._sub is None:
+            await self.subscribe()
+        workers = [self._work() for _ in range(self.settings.workers)]
+        await tasks.run_together(self._fetch(), self._heartbeat(), self._resync(), *workers)
+
+    async def _fetch(self) -> None:
+        """Take messages while a worker is idle; a lost consumer is bound again (fetch)."""
+        try:
+            while True:
+                while self.queue.ready >= self._idle:
+                    self._worker_freed.clear()
+                    await self._worker_freed.wait()
+                # As many as the idle workers can start: a message for a key already
+                # queued or being handled takes no worker, so bursts still coalesce.
+                for msg in await self._fetch_batch(self._idle - self.queue.ready):
+                    await self._take(msg)
+                HELD.labels(self.durable).set(sum(1 for _ in self.queue.held()))
+        finally:
+            if self._sub is not None:
+                with contextlib.suppress(Exception):
+                    await self._sub.unsubscribe()
+
+    async def _fetch_batch(self, batch: int) -> list[Msg]:
+        """The next batch, or none. A consumer gone (deleted, a server restarted) or briefly
+        without a leader (a cluster node failing over) is bound again a second later."""
+        assert self._sub is not None  # subscribe() set it; bound again below
+        try:
+            return await self._sub.fetch(batch, timeout=5)
+        except TimeoutError:  # nats-py's, or asyncio's on a late reply
+            return []
+        except NatsError as exc:
+            log.warning("consumer %s: %s; binding again", self.durable, exc)
+            await asyncio.sleep(1)
+            with contextlib.suppress(NatsError):
+                await self.subscribe()
+            return []
+
+    async def _take(self, msg: Msg) -> None:
+        try:
+            route = self.handler.route(msg)
+        except MALFORMED as exc:
+            await self._dead_letter(msg, f"malformed record: {exc}")
+            return
+        if route is None:
+            await _ack(msg)
+            return
+        if (superseded := self.queue.add(route, msg)) is not None:
+            await _ack(superseded)
+
+    async def _heartbeat(self) -> None:
+        """Every third of the ack deadline, tell the server every held message is still
+        being worked on; a replica that dies stops, and its messages go to another."""
+        while True:
+            await asyncio.sleep(self.settings.ack_wait_seconds / 3)
+            held = list(self.queue.held())
+            HELD.labels(self.durable).set(len(held))
+            for msg in held:
+                with contextlib.suppress(NatsError):
+                    await msg.in_progress()
+
+    async def _resync(self) -> None:
+        while True:
+            async for key in self.handler.keys():
+                self.queue.wake(key)
+            await asyncio.sleep(jittered(self.settings.resync_seconds))
+
+    async def _work(self) -> None:
+        while True:
+            self._idle += 1
+            self._worker_freed.set()
+            try:
+                key, msgs = await self.queue.take()
+            finally:
+                self._idle -= 1
+            try:
+                await self._handle(key, msgs)
+            except Exception:  # a bug in the kit itself: log, never stop the worker
+                log.exception("%s: unexpected failure handling %s", self.durable, key)
+                self.queue.done(key)
+
+    async def _handle(self, key: K, msgs: list[Msg]) -> None:
+        try:
+            await self.handler.handle(key, msgs)
+        except Exception as exc:
+            await self._failed(key, msgs, exc)
+            return
+        self._attempts.pop(key, None)
+        HANDLED.labels(self.durable, "ok").inc()
+        self.queue.done(key)
+        for msg in msgs:
+            await _ack(msg)
+
+    async def _failed(self, key: K, msgs: list[Msg], exc: Exception) -> None:
+        attempts = self._attempts.get(key, 0) + 1
+        if transient(exc) or attempts < self.settings.max_attempts:
+            self._attempts[key] = attempts
+            HANDLED.labels(self.durable, "retried").inc()
+            delay = jittered(backoff(attempts))
+            log.warning("%s: %s; retry %d in %.1fs", key, exc, attempts, delay)
+            if not transient(exc):
+                log.debug("%s: failure detail", key, exc_info=exc)
+            for msg in self.queue.park(key):
+                await _ack(msg)
+            asyncio.get_running_loop().call_later(delay, self.queue.wake, key)
+            return
+        self._attempts.pop(key, None)
+        HANDLED.labels(self.durable, "dead-lettered").inc()
+        log.error("%s: giving up after %d attempts: %s", key, attempts, exc)
+        self.queue.done(key)
+        for msg in msgs:
+            await self._dead_letter(msg, f"{type(exc).__name__}: {exc}")
+
+    async def _dead_letter(self, msg: Msg, error: str) -> None:
+        """Keep the message, with why it was given up on, on the service's dead-letter
+        subject; then ack it so the consumer moves on."""
+        DEAD_LETTERS.labels(self.durable).inc()
+        headers = {ERROR_HEADER: error[:4000], SOURCE_SUBJECT_HEADER: msg.subject}
+        await self.js.publish(self.deadletter_subject, msg.data, headers=headers)
+        await _ack(msg)
+
+
+async def _ack(msg: Msg) -> None:
+    """Ack, or leave the message to be delivered again (handling is idempotent) when the
+    connection is down."""
+    try:
+        await msg.ack()
+    except NatsError as exc:
+        log.warning("%s: not acknowledged (%s); it will be delivered again", msg.subject, exc)
