@@ -59,14 +59,16 @@ class JournalWriter:
         self._buffer: deque[tuple[str, bytes, str]] = deque()
         self._queued = asyncio.Event()
 
-    def put(self, event: JournalEvent) -> None:
+    def put(self, event: JournalEvent, once: str = "") -> None:
+        """Queue ``event``; ``once``: an id under which it is stored once however often it
+        is put within the stream's duplicate window (e.g. once per generation)."""
         subject = subject_of(self._subjects, event)
         data = to_json(event)
         if len(self._buffer) >= self._capacity:
             dropped, _, _ = self._buffer.popleft()
             JOURNAL_DROPPED.inc()
             log.warning("journal buffer full: dropped its oldest entry, on %s", dropped)
-        self._buffer.append((subject, data, hashlib.sha256(data).hexdigest()[:32]))
+        self._buffer.append((subject, data, once or hashlib.sha256(data).hexdigest()[:32]))
         JOURNAL_PENDING.set(len(self._buffer))
         self._queued.set()
 

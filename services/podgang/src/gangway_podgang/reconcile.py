@@ -22,7 +22,7 @@ from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
-from gangway_contracts.k8s import Condition
+from gangway_contracts.k8s import Condition, find_condition
 from gangway_contracts.limits import Limits, over_limits
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
@@ -59,22 +59,6 @@ class Outcome:
     rounds: int  # decide-write rounds taken
 
 
-@dataclass
-class _Known:
-    """What only this process knows of a workload: how its backend last answered."""
-
-    backend_available: dict[WorkloadKey, Condition] = field(default_factory=dict)
-    # The generation whose features the backend last judged, and its verdict.
-    features: dict[WorkloadKey, tuple[int, Condition]] = field(default_factory=dict)
-    # The generation last journaled as planned (once per generation, not per reconcile).
-    planned: dict[WorkloadKey, int] = field(default_factory=dict)
-
-    def forget(self, key: WorkloadKey) -> None:
-        self.backend_available.pop(key, None)
-        self.features.pop(key, None)
-        self.planned.pop(key, None)
-
-
 class Reconciler:
     def __init__(
         self,
@@ -100,7 +84,6 @@ class Reconciler:
         self.wait_seconds = wait_seconds
         self.request_timeout = request_timeout
         self.limits = limits or Limits()
-        self._known = _Known()
 
     async def reconcile(self, key: WorkloadKey) -> Outcome:
         found = self.model.peek(key)
@@ -152,23 +135,26 @@ class Reconciler:
 
     async def _reconcile(self, key: WorkloadKey) -> Outcome:
         rounds = 0
+        # What this reconcile learned of the backend, for the status (which keeps it).
+        learned: list[Condition] = []
         step = self._decide(key)
         log.debug("%s/%s: reconcile, done=%s", *key, step and step.decision.done)
         while step is not None and not step.decision.done and rounds < self.max_rounds:
             rounds += 1
             if rounds == 1:
-                await self._planned(key, step)
-            expected = await self._apply(key, step)
+                await self._planned(step)
+            expected = await self._apply(key, step, learned)
             if not await self._mirrored(key, expected):
                 log.warning("%s/%s: own writes not mirrored after %.0fs", *key, self.wait_seconds)
             step = self._decide(key)
         if step is None:
-            self._known.forget(key)
             return Outcome(converged=True, rounds=rounds)
-        await self._status(key, step)
+        await self._status(key, step, learned)
         return Outcome(converged=step.decision.done, rounds=rounds)
 
-    async def _apply(self, key: WorkloadKey, step: Step) -> list[Expectation]:
+    async def _apply(
+        self, key: WorkloadKey, step: Step, learned: list[Condition]
+    ) -> list[Expectation]:
         try:
             expected = await self.actuator.apply(
                 step.decision, step.pcs, step.backend, step.workload
@@ -181,8 +167,8 @@ class Reconciler:
             raise
         if step.decision.create_pods:
             answered = f"{step.backend} prepared the pods"
-            self._known.backend_available[key] = self._condition(
-                step, progress.BACKEND_AVAILABLE, True, "Answering", answered
+            learned.append(
+                self._condition(step, progress.BACKEND_AVAILABLE, True, "Answering", answered)
             )
         return expected
 
@@ -196,29 +182,29 @@ class Reconciler:
     def _condition(self, step: Step, type_: str, ok: bool, reason: str, message: str) -> Condition:
         return progress.condition(step.pcs, type_, ok, reason, message, at=now())
 
-    async def _planned(self, key: WorkloadKey, step: Step) -> None:
-        generation = step.pcs.metadata.generation
+    async def _planned(self, step: Step) -> None:
+        """Journal the plan once per generation: the status says a generation was seen, and
+        the journal stores the entry once under its generation (a retry or a replica that
+        planned it too within the duplicate window adds nothing)."""
+        meta = step.pcs.metadata
         status = step.pcs.status
-        if self._known.planned.get(key) == generation or (
-            status is not None and status.observed_generation == generation
-        ):
+        if status is not None and status.observed_generation == meta.generation:
             return
-        self._known.planned[key] = generation
         names = [gang.name for gang in step.plan.gangs]
         event = events.PodGangPlanned(**self.reporter.common(step.pcs), podgangs=names)
-        await self.reporter.journal(event)
+        await self.reporter.journal(event, once=f"planned/{meta.uid}/{meta.generation}")
 
     async def _backend_trouble(self, key: WorkloadKey, step: Step, reason: str, why: str) -> None:
-        """Say on the PodCliqueSet that its backend is in the way (once per transition)."""
-        before = self._known.backend_available.get(key)
-        self._known.backend_available[key] = self._condition(
-            step, progress.BACKEND_AVAILABLE, False, reason, why
-        )
+        """Say on the PodCliqueSet that its backend is in the way: the condition, and an
+        Event when it was not already saying so."""
+        status = step.pcs.status
+        before = find_condition(status.conditions if status else [], progress.BACKEND_AVAILABLE)
         if before is None or before.status != "False":
             await self.reporter.kube_event(step.pcs, reason, why, warning=True)
-        await self._status(key, step)
+        trouble = self._condition(step, progress.BACKEND_AVAILABLE, False, reason, why)
+        await self._status(key, step, [trouble])
 
-    async def _status(self, key: WorkloadKey, step: Step) -> None:
+    async def _status(self, key: WorkloadKey, step: Step, learned: list[Condition]) -> None:
         pcs = step.pcs
         conditions: list[Condition] = []
         if step.unresolved:
@@ -247,8 +233,7 @@ class Reconciler:
             )
             if (topology := progress.topology_resolved(pcs, step.plan, at=now())) is not None:
                 conditions.append(topology)
-            if (available := self._known.backend_available.get(key)) is not None:
-                conditions.append(available)
+            conditions += learned  # others, written before, the status keeps
             if (features := await self._features(key, step)) is not None:
                 conditions.append(features)
         fields = progress.counts(pcs, step.plan, step.workload.podgangs, step.workload.pods)
@@ -259,11 +244,13 @@ class Reconciler:
 
     async def _features(self, key: WorkloadKey, step: Step) -> Condition | None:
         """The backend's verdict on what this generation asks for, asked once per
-        generation; None while the backend does not answer."""
+        generation (the status holds the answer); None when the status has it already or
+        the backend does not answer."""
         generation = step.pcs.metadata.generation
-        known = self._known.features.get(key)
-        if known is not None and known[0] == generation:
-            return known[1]
+        status = step.pcs.status
+        judged = find_condition(status.conditions if status else [], progress.FEATURES_SUPPORTED)
+        if judged is not None and judged.observed_generation == generation:
+            return None
         subject = self.subjects.backend(step.backend, BackendOperation.VALIDATE)
         request = ValidateRequest(operation="UPDATE", podcliqueset=step.pcs)
         try:
@@ -272,9 +259,7 @@ class Reconciler:
         except (NoRespondersError, TimeoutError, *MALFORMED) as exc:
             log.info("%s/%s: no feature verdict from %s: %s", *key, step.backend, exc)
             return None
-        found = self._verdict(step, verdict)
-        self._known.features[key] = (generation, found)
-        return found
+        return self._verdict(step, verdict)
 
     def _verdict(self, step: Step, verdict: ValidateReply) -> Condition:
         make = self._condition

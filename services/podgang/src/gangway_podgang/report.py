@@ -48,9 +48,9 @@ class Reporter:
         await self.journal(event)
         await self.kube_event(pcs, event_type(event), note, warning)
 
-    async def journal(self, event: JournalEvent) -> None:
+    async def journal(self, event: JournalEvent, once: str = "") -> None:
         # Buffered and stored in order, retried through a failover: never waited for here.
-        self.journal_writer.put(event)
+        self.journal_writer.put(event, once)
 
     async def kube_event(self, pcs: PodCliqueSet, reason: str, note: str, warning: bool) -> None:
         meta = pcs.metadata
