@@ -3,11 +3,17 @@ exits 1 after saying what it was at ERROR (never a bare traceback, never silence
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import socket
 
+import aiohttp
 import pytest
 
-from gangway_runtime.service import CannotStart, run
+from gangway_runtime import tasks
+from gangway_runtime.service import CannotStart, connections, run
+from gangway_runtime.settings import ServiceSettings
 
 
 async def _cannot_start() -> None:
@@ -36,3 +42,38 @@ def test_an_unexpected_failure_exits_1_said_at_error(caplog: pytest.LogCaptureFi
     assert line.getMessage() == "stopped by an unexpected failure"
     assert line.exc_info is not None
     assert "a bug in the handling" in str(line.exc_info[1])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_not_ready_while_nats_does_not_answer() -> None:
+    """/readyz must not say 200 before the service can take work: it was 200 while the
+    service was still trying to reach NATS (no check was registered yet)."""
+    port = _free_port()
+    settings = ServiceSettings(
+        nats_url=f"nats://127.0.0.1:{_free_port()}", http_host="127.0.0.1", http_port=port
+    )
+
+    async def probe() -> tuple[int, str]:
+        async def hold() -> None:
+            async with connections("test", settings):
+                pass
+
+        task = asyncio.create_task(hold())
+        try:
+            async with aiohttp.ClientSession() as http:
+                for _ in range(100):
+                    with contextlib.suppress(aiohttp.ClientConnectionError):
+                        async with http.get(f"http://127.0.0.1:{port}/readyz") as answer:
+                            return answer.status, await answer.text()
+                    await asyncio.sleep(0.05)
+        finally:
+            await tasks.stop(task)
+        raise AssertionError("the probes never listened")
+
+    assert asyncio.run(probe()) == (503, "not ready: nats\n")

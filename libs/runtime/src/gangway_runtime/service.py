@@ -44,9 +44,11 @@ async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Con
     setup_tracing(name)
     probes = Probes()
     await probes.start(settings.http_host, settings.http_port)
+    connected: list[NatsClient] = []  # not ready before NATS answers, nor while it is gone
+    probes.ready_when("nats", lambda: bool(connected) and connected[0].is_connected)
     try:
         nc = await bus.connect(settings, name)
-        probes.ready_when("nats", lambda: nc.is_connected)
+        connected.append(nc)
         try:
             js = nc.jetstream()
             await ensure_streams(js, settings.subjects, settings.streams)
