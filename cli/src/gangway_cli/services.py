@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Final
@@ -47,6 +47,8 @@ def services_for(config: SchedulerConfig) -> list[tuple[str, str]]:
 @dataclass(kw_only=True)
 class LocalServices(processes.Supervised):
     ports: dict[str, int]
+    settings: Mapping[str, str] = field(default_factory=dict)
+    own_settings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -58,25 +60,42 @@ class LocalServices(processes.Supervised):
     ) -> LocalServices:
         """Start every service with ``settings`` (GANGWAY_* variables) plus its
         ``own_settings``, and wait until each says it is ready on /readyz."""
-        started = cls(workdir=workdir, ports={}, _owns_workdir=False)
+        started = cls(
+            workdir=workdir,
+            ports={},
+            settings=settings,
+            own_settings=own_settings or {},
+            _owns_workdir=False,
+        )
         try:
             for name, module in services:
-                port = processes.free_port()
-                env = {
-                    **os.environ,
-                    **settings,
-                    **(own_settings or {}).get(name, {}),
-                    "GANGWAY_HTTP_HOST": "127.0.0.1",
-                    "GANGWAY_HTTP_PORT": str(port),
-                }
-                child = processes.start(
-                    name, [sys.executable, "-m", module], workdir / f"{name}.log", env
-                )
-                started._children.append(child)
-                ready = partial(processes.http_ok, f"http://127.0.0.1:{port}/readyz")
-                processes.wait_until(ready, child, "/readyz", 60)
-                started.ports[name] = port
+                started.add(name, module)
         except BaseException:
             started.stop()
             raise
         return started
+
+    def add(self, name: str, module: str, settings_of: str = "") -> None:
+        """Start one more process, ``name``, running ``module`` with the own settings of
+        ``settings_of`` (a replica: "podgang-2" with podgang's), and wait until it is ready."""
+        port = processes.free_port()
+        env = {
+            **os.environ,
+            **self.settings,
+            **self.own_settings.get(settings_of or name, {}),
+            "GANGWAY_HTTP_HOST": "127.0.0.1",
+            "GANGWAY_HTTP_PORT": str(port),
+        }
+        log = self.workdir / f"{name}.log"
+        child = processes.start(name, [sys.executable, "-m", module], log, env)
+        self._children.append(child)
+        ready = partial(processes.http_ok, f"http://127.0.0.1:{port}/readyz")
+        processes.wait_until(ready, child, "/readyz", 60)
+        self.ports[name] = port
+
+    def kill(self, name: str) -> None:
+        """SIGKILL one service, as a crash or an OOM kill would end it: no clean-up at all."""
+        child = next(c for c in self._children if c.name == name)
+        child.kill()
+        self._children.remove(child)
+        del self.ports[name]

@@ -4,7 +4,10 @@ it is back, each once, never dropped unsaid (they were logged and dropped in a f
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from datetime import UTC, datetime
+
+from nats.aio.client import Client as NatsClient
 
 from gangway_contracts import events as ev
 from gangway_contracts.k8s import NamespacedName
@@ -12,7 +15,7 @@ from gangway_contracts.subjects import Subjects
 from gangway_localcluster.nats import NatsServer
 from gangway_runtime import bus, journal, tasks
 from gangway_runtime.journal import JOURNAL_DROPPED, JournalWriter
-from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.settings import ServiceSettings, StreamSettings
 from gangway_runtime.streams import ensure_streams
 from tests.support.store import eventually
 
@@ -63,3 +66,47 @@ async def test_a_full_buffer_drops_its_oldest_entry_and_counts_it(subjects: Subj
         writer.put(observed(generation))
     assert writer.pending == 2
     assert JOURNAL_DROPPED._value.get() == before + 1
+
+
+def created(podgang: str, at: datetime) -> ev.PodGangCreated:
+    return ev.PodGangCreated(
+        workload=NamespacedName(namespace="ml", name="trainer"),
+        at=at,
+        service="test",
+        podgang=podgang,
+        backend="default-scheduler",
+    )
+
+
+async def test_a_step_done_but_not_journaled_is_made_up_for_once(
+    nc: NatsClient, subjects: Subjects
+) -> None:
+    """What a crash between a write and its entry loses, ensure() journals when the cluster
+    shows the step done; an entry already stored for the object (not for a namesake made
+    before it) is left alone, and the store is asked once per subject per process."""
+    js = nc.jetstream()
+    await ensure_streams(js, subjects, StreamSettings())
+    earlier = JournalWriter(js, subjects)  # a process that journaled gang-a, then died
+    earlier.put(created("gang-a", datetime(2026, 11, 24, 12, 0, 5, tzinfo=UTC)))
+    earlier.put(created("gang-c", datetime(2026, 11, 24, 11, 0, tzinfo=UTC)))  # a namesake's
+    await run_until_stored(earlier)
+
+    writer = JournalWriter(js, subjects)
+    since = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+    now = datetime(2026, 11, 24, 12, 1, tzinfo=UTC)
+    for _ in range(2):
+        for gang in ("gang-a", "gang-b", "gang-c"):
+            await writer.ensure(created(gang, now), since)
+    await run_until_stored(writer)
+
+    found = await journal.read(js, subjects, "ml", "trainer")
+    made = Counter(e.podgang for e in found if isinstance(e, ev.PodGangCreated))
+    assert made == {"gang-a": 1, "gang-b": 1, "gang-c": 2}
+
+
+async def run_until_stored(writer: JournalWriter) -> None:
+    running = asyncio.create_task(writer.run())
+    try:
+        await eventually(lambda: asyncio.sleep(0, writer.pending), lambda n: n == 0)
+    finally:
+        await tasks.stop(running)

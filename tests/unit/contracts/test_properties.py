@@ -44,7 +44,7 @@ def test_filters_and_stream_names() -> None:
     assert names.objects_stream == "T_1_OBJECTS"
     assert names.objects_filter(owner="kai-scheduler") == "t-1.objects.*.kai-scheduler.>"
     assert names.objects_filter("podcliqueset", "") == "t-1.objects.podcliqueset.-.>"
-    assert names.journal_filter("ns", "my.pcs") == "t-1.journal.ns.my_pcs.*"
+    assert names.journal_filter("ns", "my.pcs") == "t-1.journal.ns.my_pcs.>"
     assert names.backend("kai-scheduler", subjects.BackendOperation.VALIDATE) == (
         "t-1.backend.kai-scheduler.validate"
     )

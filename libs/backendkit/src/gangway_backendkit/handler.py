@@ -152,6 +152,7 @@ class PodGangHandler:
             current = msgspec.json.decode(record.object)
             if not drift and _synced_at_generation(podgang):
                 metrics.SYNCS.labels(name, "skipped").inc()
+                await self._journaled(podgang)
                 return  # only the status moved (ours or another's condition): nothing to do
             if mirrored and await self._as_desired(podgang, mirrored):
                 metrics.SYNCS.labels(name, "unchanged").inc()
@@ -182,6 +183,29 @@ class PodGangHandler:
             return False
         return all(_one_as_desired(desired, r) for r in mirrored)
 
+    async def _journaled(self, podgang: PodGang) -> None:
+        """A PodGang synced at its generation has its BackendSynced entry: one lost to a
+        crash between the condition write and the journal is made up for here."""
+        created = podgang.metadata.creation_timestamp
+        if created:
+            event = BackendSynced(resources=[], **self._common(podgang))
+            await self.journal.ensure(event, datetime.fromisoformat(created))
+
+    def _common(self, podgang: PodGang) -> dict[str, Any]:
+        """The fields every journal entry about ``podgang`` carries."""
+        workload = NamespacedName(
+            namespace=podgang.metadata.namespace,
+            name=podgang.metadata.labels.get(labels.PART_OF, podgang.metadata.name),
+        )
+        return {
+            "workload": workload,
+            "at": datetime.now(UTC),
+            "service": self.durable,
+            "trace_id": tracing.trace_id_hex(),
+            "podgang": podgang.metadata.name,
+            "backend": self.backend.name,
+        }
+
     async def _report(
         self, podgang: PodGang, current: dict[str, Any], result: Synced | SyncFailed
     ) -> None:
@@ -197,19 +221,10 @@ class PodGangHandler:
             observed_generation=podgang.metadata.generation,
         )
         if await set_podgang_condition(self.ctx.kube, current, condition) is None:
+            if isinstance(result, Synced):  # written before: its entry too, unless a crash
+                await self._journaled(podgang)
             return
-        workload = NamespacedName(
-            namespace=podgang.metadata.namespace,
-            name=podgang.metadata.labels.get(labels.PART_OF, podgang.metadata.name),
-        )
-        common: dict[str, Any] = {
-            "workload": workload,
-            "at": datetime.now(UTC),
-            "service": self.durable,
-            "trace_id": tracing.trace_id_hex(),
-            "podgang": podgang.metadata.name,
-            "backend": self.backend.name,
-        }
+        common = self._common(podgang)
         event: JournalEvent
         if isinstance(result, Synced):
             event = BackendSynced(resources=result.resources, **common)

@@ -129,11 +129,14 @@ class Subjects:
         """Consumer filter for one kind (and owner); ``*`` matches any."""
         return f"{self.objects_root}.{_pattern(kind)}.{_pattern(owner)}.>"
 
-    def journal(self, namespace: str, podcliqueset: str, event: str) -> str:
-        return f"{self.journal_root}.{_encode(namespace)}.{_encode(podcliqueset)}.{event}"
+    def journal(self, namespace: str, podcliqueset: str, event: str, podgang: str = "") -> str:
+        """One workload's entries of one type, and of one PodGang when the event is about
+        one: the last entry of a PodGang's step is one direct get away."""
+        tokens = (_encode(namespace), _encode(podcliqueset), event, _encode(podgang))
+        return ".".join((self.journal_root, *tokens))
 
     def journal_filter(self, namespace: str = "*", podcliqueset: str = "*") -> str:
-        return f"{self.journal_root}.{_pattern(namespace)}.{_pattern(podcliqueset)}.*"
+        return f"{self.journal_root}.{_pattern(namespace)}.{_pattern(podcliqueset)}.>"
 
     def deadletter(self, service: str) -> str:
         return f"{self.deadletter_root}.{service}"

@@ -256,12 +256,14 @@ class ControlPlane(processes.Supervised):
             return
         raise RuntimeError("kube-apiserver did not start on a free port in 3 tries")
 
-    def restart_apiserver(self) -> None:
-        """Stop the API server and start it again on the same port: every watch breaks and
-        the watch cache starts empty, as in a real control-plane upgrade."""
+    def restart_apiserver(self, down_for: float = 0.0) -> None:
+        """Stop the API server and, ``down_for`` seconds later, start it again on the same
+        port: every watch breaks and the watch cache starts empty, as in a real
+        control-plane upgrade."""
         child = next(c for c in self._children if c.name == "kube-apiserver")
         child.stop()
         self._children.remove(child)
+        time.sleep(down_for)
         self._start_apiserver(port=int(self.server.rsplit(":", 1)[1]))
 
     @property

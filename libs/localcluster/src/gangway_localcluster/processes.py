@@ -70,6 +70,15 @@ class Child:
         if self in _running:
             _running.remove(self)
 
+    def kill(self) -> None:
+        """SIGKILL the child's whole group and reap it: a crash, nothing cleaned up."""
+        self._stopped = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        self.popen.wait()
+        if self in _running:
+            _running.remove(self)
+
 
 @dataclass(kw_only=True)
 class Supervised:

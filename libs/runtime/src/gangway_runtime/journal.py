@@ -7,14 +7,17 @@ import asyncio
 import hashlib
 import logging
 from collections import deque
+from datetime import datetime, timedelta
 from typing import Final
 
 import msgspec
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge
 
-from gangway_contracts.codec import from_json, to_json
+from gangway_contracts.codec import MALFORMED, from_json, to_json
 from gangway_contracts.events import AnyJournalEvent, JournalEvent, event_type
 from gangway_contracts.subjects import MSG_ID_HEADER, Subjects
 
@@ -22,19 +25,33 @@ log = logging.getLogger(__name__)
 
 _READ_BATCH: Final = 512
 DEFAULT_CAPACITY: Final = 10_000
+# Subjects remembered as journaled by this process (a cache of the store: forgetting one
+# costs one direct get).
+_REMEMBERED: Final = 100_000
+# An entry this much older than the object it is about is a namesake's (clocks differ).
+_CLOCK_SKEW: Final = timedelta(seconds=2)
 _RETRY_BASE_SECONDS: Final = 0.2
 _RETRY_CAP_SECONDS: Final = 5.0
 
 JOURNAL_PENDING = Gauge("gangway_journal_pending", "Journal entries buffered, not yet stored")
+JOURNAL_RECOVERED = Counter(
+    "gangway_journal_recovered",
+    "Journal entries made up for: a step the cluster shows done that the journal lacked",
+)
 JOURNAL_DROPPED = Counter(
     "gangway_journal_dropped", "Journal entries dropped: buffer full, or still buffered at stop"
 )
 
 
 def subject_of(subjects: Subjects, event: JournalEvent) -> str:
-    """The journal subject of ``event``: its workload's, by event type."""
+    """The journal subject of ``event``: its workload's, by event type and PodGang."""
     workload = event.workload
-    return subjects.journal(workload.namespace, workload.name, event_type(event))
+    podgang: str = getattr(event, "podgang", "")
+    return subjects.journal(workload.namespace, workload.name, event_type(event), podgang)
+
+
+class _Stored(msgspec.Struct):
+    at: datetime
 
 
 async def append(js: JetStreamContext, subjects: Subjects, event: JournalEvent) -> None:
@@ -58,6 +75,7 @@ class JournalWriter:
         self._capacity = capacity
         self._buffer: deque[tuple[str, bytes, str]] = deque()
         self._queued = asyncio.Event()
+        self._journaled: set[str] = set()
 
     def put(self, event: JournalEvent, once: str = "") -> None:
         """Queue ``event``; ``once``: an id under which it is stored once however often it
@@ -71,6 +89,38 @@ class JournalWriter:
         self._buffer.append((subject, data, once or hashlib.sha256(data).hexdigest()[:32]))
         JOURNAL_PENDING.set(len(self._buffer))
         self._queued.set()
+        self._remember(subject)
+
+    async def ensure(self, event: JournalEvent, since: datetime) -> None:
+        """Journal ``event`` unless its subject (its workload, type and PodGang) holds an
+        entry from ``since`` on (the creation of the object it is about). A service calls
+        this for every step the cluster shows done: an entry a crash lost between the write
+        and the journal is made up for, level-triggered, and stamped when it was found.
+        The store is asked once per subject per process."""
+        subject = subject_of(self._subjects, event)
+        if subject in self._journaled:
+            return
+        self._remember(subject)
+        try:
+            stored = await self._js.get_last_msg(self._subjects.journal_stream, subject)
+            if msgspec.json.decode(stored.data or b"", type=_Stored).at >= since - _CLOCK_SKEW:
+                return
+        except NotFoundError:
+            pass
+        except MALFORMED:
+            pass  # not an entry of ours: journal ours
+        except NatsError as exc:  # the bus away: asked again next time
+            self._journaled.discard(subject)
+            log.debug("journal %s: not checked: %s", subject, exc)
+            return
+        log.info("journal %s: the cluster shows this step done, the journal lacks it", subject)
+        JOURNAL_RECOVERED.inc()
+        self.put(event)
+
+    def _remember(self, subject: str) -> None:
+        if len(self._journaled) >= _REMEMBERED:
+            self._journaled.clear()
+        self._journaled.add(subject)
 
     async def append(self, event: JournalEvent) -> None:
         """:meth:`put`, for callers that take an async journal function."""

@@ -9,15 +9,18 @@ decision depends on the current state alone.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import msgspec
 from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
 from opentelemetry import trace
 
-from gangway_contracts import events
+from gangway_contracts import events, labels
 from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
@@ -37,6 +40,7 @@ from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 
 log = logging.getLogger(__name__)
+GATE = labels.PODGANG_PENDING_CREATION_GATE
 tracer = trace.get_tracer("gangway.podgang")
 
 
@@ -149,6 +153,7 @@ class Reconciler:
             step = self._decide(key)
         if step is None:
             return Outcome(converged=True, rounds=rounds)
+        await self._journal_what_is_done(step)
         await self._status(key, step, learned)
         return Outcome(converged=step.decision.done, rounds=rounds)
 
@@ -193,6 +198,31 @@ class Reconciler:
         names = [gang.name for gang in step.plan.gangs]
         event = events.PodGangPlanned(**self.reporter.common(step.pcs), podgangs=names)
         await self.reporter.journal(event, once=f"planned/{meta.uid}/{meta.generation}")
+
+    async def _journal_what_is_done(self, step: Step) -> None:
+        """Every step the cluster shows done for a gang has its journal entry: one lost to a
+        crash between a write and its entry is made up for here (journaled, once, when
+        found)."""
+        common = self.reporter.common(step.pcs)
+        found: list[Awaitable[None]] = []
+        for gang in step.plan.gangs:
+            live = step.workload.podgangs.get(gang.name)
+            if live is None or not live.metadata.creation_timestamp:
+                continue
+            since = datetime.fromisoformat(live.metadata.creation_timestamp)
+            done: list[events.JournalEvent] = [
+                events.PodGangCreated(**common, podgang=gang.name, backend=step.backend)
+            ]
+            names = [name for _, _, name in gang.pods]
+            pods = [step.workload.pods.get(name) for name in names]
+            if all(pods):
+                done.append(events.PodsCreated(**common, podgang=gang.name, pods=names))
+            if progress.initialized_status_of(live) is True:
+                done.append(events.PodGangInitialized(**common, podgang=gang.name))
+            if all(pod is not None and not pod.is_gated(GATE) for pod in pods):
+                done.append(events.GatesLifted(**common, podgang=gang.name, pods=names))
+            found += [self.reporter.journal_writer.ensure(event, since) for event in done]
+        await asyncio.gather(*found)
 
     async def _backend_trouble(self, key: WorkloadKey, step: Step, reason: str, why: str) -> None:
         """Say on the PodCliqueSet that its backend is in the way: the condition, and an

@@ -1,0 +1,54 @@
+"""The chaos suite's servers: one control plane (kube-scheduler, kwok nodes, the garbage
+collector) for every chaos test, and per test a fresh nats-server and fresh service
+processes, a namespace of its own."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_localcluster.controlplane import ControlPlane
+from gangway_localcluster.crds import crd_files
+from gangway_localcluster.nodes import NodePool
+from tests.chaos.scenario import System, start_system
+from tests.support.kube import admin_client, fresh_namespace
+
+
+# Before xdist's own hook reads the group (else each worker starts a control plane).
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/chaos" in str(item.path):
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.xdist_group("chaos"))
+
+
+@pytest.fixture(scope="session")
+def chaos_cluster() -> Iterator[ControlPlane]:
+    with ControlPlane.start(crds=crd_files(), scheduling=True) as cp:
+        cp.add_nodes(NodePool(count=4, prefix="chaos"))
+        yield cp
+
+
+@pytest.fixture
+def system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
+    started = start_system(chaos_cluster, tmp_path)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture
+async def api(chaos_cluster: ControlPlane) -> AsyncIterator[ApiClient]:
+    async with admin_client(chaos_cluster.kubeconfig) as client:
+        yield client
+
+
+@pytest.fixture
+async def namespace(api: ApiClient) -> AsyncIterator[str]:
+    async with fresh_namespace(api) as name:
+        yield name

@@ -1,0 +1,234 @@
+"""One chaos scenario: Gangway's services each their own process (as ``gangway up`` runs
+them: watcher, podgang, backend-default-scheduler with the Workload API), a real nats-server
+with JetStream on disk, a control plane with kube-scheduler and kwok nodes; a workload
+submitted, a fault injected once part of it is built, and what must hold afterwards:
+converged, nothing duplicated, the journal complete, nothing left after delete.
+
+The chaos tests assert it; ``bench/chaos.py`` times it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+import nats
+import yaml
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from gangway_cli.services import LocalServices, services_for
+from gangway_contracts import events as ev
+from gangway_contracts import labels
+from gangway_contracts.config import load_operator_config
+from gangway_contracts.subjects import Subjects
+from gangway_localcluster.controlplane import ControlPlane
+from gangway_localcluster.nats import NatsServer
+from gangway_runtime import journal
+from gangway_runtime.kube import ApiResource, Kube
+from gangway_runtime.status import PODCLIQUESETS
+from tests.support.kube import server_side_apply
+from tests.support.podgang import condition, gated, objects, podgangs, pods, workload
+
+BACKEND: Final = "backend-default-scheduler"
+CONFIG: Final = {
+    "profiles": [{"name": "default-scheduler", "default": True, "config": {"gangScheduling": True}}]
+}
+# Messages a dead replica held move to a live one within the ack deadline: short here.
+SETTINGS: Final = {"GANGWAY_LOG_LEVEL": "INFO", "GANGWAY_ACK_WAIT_SECONDS": "5"}
+NAME: Final = "chaos"  # the workload's PodCliqueSet
+# Generous: a deadline, not a measure (bench/chaos.py measures).
+CONVERGED_WITHIN: Final = 180.0
+
+
+@dataclass
+class System:
+    cp: ControlPlane
+    nats: NatsServer
+    services: LocalServices
+    workdir: Path
+    subjects: Subjects = field(default_factory=Subjects)
+
+    def kill(self, name: str) -> None:
+        """kill -9: no clean-up, messages left unacknowledged, a write perhaps half done."""
+        self.services.kill(name)
+
+    def restart(self, name: str) -> None:
+        self.services.add(name, MODULES[name])
+
+    def replica(self, service: str, number: int) -> str:
+        """Start replica ``number`` of ``service`` (same settings, same consumers)."""
+        name = f"{service}-{number}"
+        self.services.add(name, MODULES[service], settings_of=service)
+        return name
+
+    def stop(self) -> None:
+        self.services.stop()
+        self.nats.stop()
+
+
+MODULES: Final = dict(services_for(load_operator_config(yaml.safe_dump({"scheduler": CONFIG}))))
+
+
+def start_system(cp: ControlPlane, workdir: Path) -> System:
+    """A fresh nats-server (its own store) and every service, ready."""
+    config = workdir / "operator.yaml"
+    config.write_text(yaml.safe_dump({"scheduler": CONFIG}))
+    server = NatsServer.start()
+    settings = {
+        **SETTINGS,
+        "GANGWAY_NATS_URL": server.url,
+        "GANGWAY_KUBECONFIG": str(cp.kubeconfig),
+        "GANGWAY_CONFIG_FILE": str(config),
+    }
+    names = [(n, m) for n, m in MODULES.items() if n != "admission"]
+    try:
+        services = LocalServices.start(workdir / "logs", settings, names)
+    except BaseException:
+        server.stop()
+        raise
+    return System(cp=cp, nats=server, services=services, workdir=workdir)
+
+
+def chaos_workload(namespace: str, name: str, gangs: int) -> dict[str, Any]:
+    """``gangs`` gangs of two pods, both needed, each asking for a little CPU."""
+    pcs = workload(namespace, name)
+    pcs["spec"]["replicas"] = gangs
+    [clique] = pcs["spec"]["template"]["cliques"]
+    clique["spec"]["replicas"] = clique["spec"]["minAvailable"] = 2
+    for container in clique["spec"]["podSpec"]["containers"]:
+        container["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+    return copy.deepcopy(pcs)
+
+
+def workloads_api(cp: ControlPlane) -> ApiResource:
+    return ApiResource("scheduling.k8s.io", cp.workload_api_version, "workloads")
+
+
+@dataclass(frozen=True)
+class State:
+    """What the API server holds in a test's namespace, by name."""
+
+    podgangs: dict[str, dict[str, Any]]
+    pods: dict[str, dict[str, Any]]
+    workloads: dict[str, dict[str, Any]]
+
+    def converged(self, gangs: int) -> bool:
+        """Every gang made once, synced by its backend and initialized, every pod ungated
+        and bound by the scheduler."""
+        return (
+            len(self.podgangs) == gangs
+            and len(self.workloads) == gangs
+            and len(self.pods) == 2 * gangs
+            and all(
+                condition(g, labels.BACKEND_SYNCED).get("status") == "True"
+                and condition(g, labels.INITIALIZED).get("status") == "True"
+                for g in self.podgangs.values()
+            )
+            and all(p["spec"].get("nodeName") and not gated(p) for p in self.pods.values())
+        )
+
+    def empty(self) -> bool:
+        return not (self.podgangs or self.pods or self.workloads)
+
+    def owners_unique(self) -> bool:
+        """No object made twice under another name: one Workload per PodGang, each pod
+        owned by a PodGang of this workload."""
+        gang_uids = {g["metadata"]["uid"] for g in self.podgangs.values()}
+        workload_owners = [
+            w["metadata"]["ownerReferences"][0]["uid"] for w in self.workloads.values()
+        ]
+        pod_owners = {p["metadata"]["ownerReferences"][0]["uid"] for p in self.pods.values()}
+        return sorted(workload_owners) == sorted(gang_uids) and pod_owners <= gang_uids
+
+
+async def state(api: ApiClient, cp: ControlPlane, namespace: str) -> State:
+    return State(
+        podgangs=await podgangs(api, namespace),
+        pods=await pods(api, namespace),
+        workloads=await objects(api, namespace, workloads_api(cp).path(namespace="{ns}")),
+    )
+
+
+async def until(
+    probe: Callable[[], Awaitable[State]], done: Callable[[State], bool], within: float
+) -> State:
+    """The first state ``done`` accepts, or the last seen when ``within`` runs out (the
+    caller's assertion then says what was missing)."""
+    deadline = time.monotonic() + within
+    while True:
+        found = await probe()
+        if done(found) or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.25)
+
+
+async def journal_gaps(system: System, namespace: str, name: str, gangs: int) -> list[str]:
+    """Each gang's step the journal lacks: an entry lost. (Twice is allowed: a replica may
+    make up for an entry another had not stored yet; objects made twice are checked on the
+    cluster, not here.)"""
+    nc = await nats.connect(system.nats.url)
+    try:
+        found = await journal.read(nc.jetstream(), system.subjects, namespace, name)
+    finally:
+        await nc.close()
+    steps = (
+        ev.PodGangCreated,
+        ev.PodsCreated,
+        ev.PodGangInitialized,
+        ev.BackendSynced,
+        ev.GatesLifted,
+    )
+    seen = {(type(e).__name__, e.podgang) for e in found if isinstance(e, steps)}
+    return [
+        f"{name}-{i}: no {step.__name__}"
+        for i in range(gangs)
+        for step in steps
+        if (step.__name__, f"{name}-{i}") not in seen
+    ]
+
+
+# A fault: done to the system from the test's main thread (a child started from another
+# thread would die with that thread: PR_SET_PDEATHSIG).
+Fault = Callable[[System], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    converged: State
+    # Seconds from the faulted part being back to every gang converged.
+    recovered_after: float
+    journal_gaps: list[str]
+
+
+async def part_built(system: System, api: ApiClient, namespace: str, gangs: int) -> None:
+    """Submit ``gangs`` gangs; return once 40 % of their PodGangs exist."""
+    await server_side_apply(api, chaos_workload(namespace, NAME, gangs), namespace)
+    probe = partial(state, api, system.cp, namespace)
+    await until(probe, lambda s: len(s.podgangs) >= 0.4 * gangs, CONVERGED_WITHIN)
+
+
+async def workload_through(
+    system: System, api: ApiClient, namespace: str, fault: Fault, gangs: int
+) -> Outcome:
+    """Submit ``gangs`` gangs, inject ``fault`` once 40 % of the PodGangs exist, and wait
+    for convergence."""
+    await part_built(system, api, namespace, gangs)
+    fault(system)
+    back = time.monotonic()
+    probe = partial(state, api, system.cp, namespace)
+    converged = await until(probe, lambda s: s.converged(gangs), CONVERGED_WITHIN)
+    recovered = time.monotonic() - back
+    return Outcome(converged, recovered, await journal_gaps(system, namespace, NAME, gangs))
+
+
+async def deleted(system: System, api: ApiClient, namespace: str) -> State:
+    """Delete the workload; what is left once the garbage collector is done (or gave up)."""
+    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, NAME))
+    probe = partial(state, api, system.cp, namespace)
+    return await until(probe, State.empty, CONVERGED_WITHIN)

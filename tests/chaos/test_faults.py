@@ -1,0 +1,107 @@
+"""Faults in the middle of a workload, on real servers with every service its own process:
+whatever fails, the workload converges — every gang made once, synced, its pods bound by the
+real kube-scheduler —, the journal is complete, and deleting it leaves nothing behind.
+
+Timing is not asserted (a generous deadline only); bench/chaos.py records it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Final
+
+import pytest
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from tests.chaos.scenario import (
+    BACKEND,
+    Fault,
+    System,
+    deleted,
+    part_built,
+    state,
+    workload_through,
+)
+
+GANGS: Final = 30
+# How long a restarted service is watched making nothing of a deleted workload.
+AFTERMATH: Final = 5.0
+
+
+def _kill_and_restart(name: str, after: float = 2.0) -> Fault:
+    def fault(system: System) -> None:
+        system.kill(name)
+        time.sleep(after)
+        system.restart(name)
+
+    return fault
+
+
+def _restart_nats(system: System) -> None:
+    system.nats.restart()
+
+
+def _api_server_down(system: System) -> None:
+    system.cp.restart_apiserver(down_for=5.0)
+
+
+FAULTS: Final[dict[str, Fault]] = {
+    "backend killed": _kill_and_restart(BACKEND),
+    "podgang killed": _kill_and_restart("podgang"),
+    "watcher killed": _kill_and_restart("watcher"),
+    "nats-server restarted": _restart_nats,
+    "API server down 5 s": _api_server_down,
+}
+
+
+async def _converges_and_cleans_up(
+    system: System, api: ApiClient, namespace: str, fault: Fault
+) -> None:
+    outcome = await workload_through(system, api, namespace, fault, GANGS)
+    found = outcome.converged
+    assert found.converged(GANGS), (
+        f"{len(found.podgangs)} PodGangs, {len(found.workloads)} Workloads, "
+        f"{len(found.pods)} pods after the fault"
+    )
+    assert found.owners_unique()
+    assert outcome.journal_gaps == []
+    left = await deleted(system, api, namespace)
+    assert left.empty(), (sorted(left.podgangs), sorted(left.pods), sorted(left.workloads))
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+async def test_a_fault_mid_workload_converges_and_loses_nothing(
+    system: System, api: ApiClient, namespace: str, fault: str
+) -> None:
+    await _converges_and_cleans_up(system, api, namespace, FAULTS[fault])
+
+
+async def test_two_replicas_of_each_one_killed(
+    system: System, api: ApiClient, namespace: str
+) -> None:
+    """Two replicas of podgang and of the backend share their consumers; one of each is
+    killed mid-workload and not restarted: the other takes over what it held."""
+    system.replica("podgang", 2)
+    system.replica(BACKEND, 2)
+
+    def kill_the_first(s: System) -> None:
+        s.kill("podgang")
+        s.kill(BACKEND)
+
+    await _converges_and_cleans_up(system, api, namespace, kill_the_first)
+
+
+async def test_deleted_while_the_backend_is_down_leaves_nothing(
+    system: System, api: ApiClient, namespace: str
+) -> None:
+    """The backend dies mid-workload, the workload is deleted while it is down, and it
+    comes back to find its PodGangs gone: nothing is left, nothing is made again."""
+    await part_built(system, api, namespace, GANGS)
+    system.kill(BACKEND)
+    left = await deleted(system, api, namespace)
+    assert left.empty(), (sorted(left.podgangs), sorted(left.pods), sorted(left.workloads))
+    system.restart(BACKEND)  # ready: it has taken up what the store held at start
+    await asyncio.sleep(AFTERMATH)
+    again = await state(api, system.cp, namespace)
+    assert again.empty(), (sorted(again.podgangs), sorted(again.pods), sorted(again.workloads))
