@@ -28,7 +28,7 @@ from gangway_contracts import labels
 from gangway_contracts.config import load_operator_config
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.controlplane import ControlPlane
-from gangway_localcluster.nats import NatsServer
+from gangway_localcluster.nats import NatsCluster, NatsServer
 from gangway_runtime import journal
 from gangway_runtime.kube import ApiResource, Kube
 from gangway_runtime.status import PODCLIQUESETS
@@ -49,7 +49,7 @@ CONVERGED_WITHIN: Final = 180.0
 @dataclass
 class System:
     cp: ControlPlane
-    nats: NatsServer
+    nats: NatsServer | NatsCluster
     services: LocalServices
     workdir: Path
     subjects: Subjects = field(default_factory=Subjects)
@@ -75,13 +75,16 @@ class System:
 MODULES: Final = dict(services_for(load_operator_config(yaml.safe_dump({"scheduler": CONFIG}))))
 
 
-def start_system(cp: ControlPlane, workdir: Path) -> System:
-    """A fresh nats-server (its own store) and every service, ready."""
+def start_system(cp: ControlPlane, workdir: Path, cluster: bool = False) -> System:
+    """A fresh nats-server (its own store), or a fresh 3-node cluster with every stream
+    replicated on all three as deploy/ runs it, and every service, ready."""
     config = workdir / "operator.yaml"
     config.write_text(yaml.safe_dump({"scheduler": CONFIG}))
-    server = NatsServer.start()
+    server = NatsCluster.start() if cluster else NatsServer.start()
+    replicas = {"GANGWAY_STREAMS__REPLICAS": "3"} if cluster else {}
     settings = {
         **SETTINGS,
+        **replicas,
         "GANGWAY_NATS_URL": server.url,
         "GANGWAY_KUBECONFIG": str(cp.kubeconfig),
         "GANGWAY_CONFIG_FILE": str(config),
@@ -172,7 +175,7 @@ async def journal_gaps(system: System, namespace: str, name: str, gangs: int) ->
     """Each gang's step the journal lacks: an entry lost. (Twice is allowed: a replica may
     make up for an entry another had not stored yet; objects made twice are checked on the
     cluster, not here.)"""
-    nc = await nats.connect(system.nats.url)
+    nc = await nats.connect(servers=system.nats.url.split(","))
     try:
         found = await journal.read(nc.jetstream(), system.subjects, namespace, name)
     finally:
@@ -198,11 +201,75 @@ async def journal_gaps(system: System, namespace: str, name: str, gangs: int) ->
 Fault = Callable[[System], None]
 
 
+def kill_and_restart(name: str, after: float = 2.0) -> Fault:
+    def fault(system: System) -> None:
+        system.kill(name)
+        time.sleep(after)
+        system.restart(name)
+
+    return fault
+
+
+def restart_nats(system: System) -> None:
+    assert isinstance(system.nats, NatsServer)
+    system.nats.restart()
+
+
+def node_killed(consumer: str = "") -> Fault:
+    """kill -9 the cluster node leading the OBJECTS stream's replicas (or ``consumer``'s),
+    restarted 2 s later: the rest of the cluster elects a new leader meanwhile."""
+
+    def fault(system: System) -> None:
+        assert isinstance(system.nats, NatsCluster)
+        node = system.nats.leader(system.subjects.objects_stream, consumer)
+        system.nats.kill(node)
+        time.sleep(2.0)
+        system.nats.restart_and_wait(node)
+
+    return fault
+
+
+def api_server_down(system: System) -> None:
+    system.cp.restart_apiserver(down_for=5.0)
+
+
+def second_replicas(system: System) -> None:
+    """A second replica of podgang and of the backend, sharing their consumers."""
+    system.replica("podgang", 2)
+    system.replica(BACKEND, 2)
+
+
+def kill_the_first_replicas(system: System) -> None:
+    """The first podgang and backend killed and not restarted: the second ones take over."""
+    system.kill("podgang")
+    system.kill(BACKEND)
+
+
+# Each killed process is back 2 s later; kill -9, so nothing is cleaned up.
+FAULTS: Final[dict[str, Fault]] = {
+    "backend killed": kill_and_restart(BACKEND),
+    "podgang killed": kill_and_restart("podgang"),
+    "watcher killed": kill_and_restart("watcher"),
+    "nats-server restarted": restart_nats,
+    "API server down 5 s": api_server_down,
+}
+# On a 3-node cluster.
+NODE_FAULTS: Final[dict[str, Fault]] = {
+    "stream leader killed": node_killed(),
+    "backend's consumer leader killed": node_killed(
+        Subjects().backend_service_name("default-scheduler")
+    ),
+    "podgang's consumer leader killed": node_killed(Subjects().service_name("podgang")),
+}
+
+
 @dataclass(frozen=True)
 class Outcome:
     converged: State
     # Seconds from the faulted part being back to every gang converged.
     recovered_after: float
+    # Seconds from submitting to every gang converged.
+    makespan: float
     journal_gaps: list[str]
 
 
@@ -218,13 +285,15 @@ async def workload_through(
 ) -> Outcome:
     """Submit ``gangs`` gangs, inject ``fault`` once 40 % of the PodGangs exist, and wait
     for convergence."""
+    submitted = time.monotonic()
     await part_built(system, api, namespace, gangs)
     fault(system)
     back = time.monotonic()
     probe = partial(state, api, system.cp, namespace)
     converged = await until(probe, lambda s: s.converged(gangs), CONVERGED_WITHIN)
-    recovered = time.monotonic() - back
-    return Outcome(converged, recovered, await journal_gaps(system, namespace, NAME, gangs))
+    end = time.monotonic()
+    gaps = await journal_gaps(system, namespace, NAME, gangs)
+    return Outcome(converged, end - back, end - submitted, gaps)
 
 
 async def deleted(system: System, api: ApiClient, namespace: str) -> State:

@@ -64,6 +64,17 @@ def _reader(stream: str) -> list[str]:
     ]
 
 
+def _leases(subjects: Subjects, durable: str) -> list[str]:
+    """Keep the leases of a consumer's replicas: bind or create their bucket, take, renew
+    and give back a lease (``gangway_runtime.leases``)."""
+    bucket = subjects.leases_bucket(durable)
+    stream = f"KV_{bucket}"
+    return [f"$JS.API.STREAM.{verb}.{stream}" for verb in ("CREATE", "INFO", "MSG.GET")] + [
+        f"$JS.API.DIRECT.GET.{stream}.>",
+        f"$KV.{bucket}.>",
+    ]
+
+
 def _user(
     subjects: Subjects, user: str, publish: Iterable[str], subscribe: Iterable[str] = ()
 ) -> Permissions:
@@ -86,6 +97,7 @@ def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str
             PODGANG,
             [
                 *_reader(objects),
+                *_leases(subjects, subjects.service_name(PODGANG)),
                 journal,
                 subjects.deadletter(subjects.service_name(PODGANG)),
                 *(subjects.backend("*", op) for op in BackendOperation),
@@ -102,6 +114,7 @@ def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str
             user,
             [
                 *_reader(objects),
+                *_leases(subjects, subjects.backend_service_name(backend)),
                 journal,
                 subjects.deadletter(subjects.backend_service_name(backend)),
             ],

@@ -144,6 +144,11 @@ class Subjects:
     def backend(self, backend: str, operation: BackendOperation) -> str:
         return f"{self.backend_root}.{backend}.{operation.value}"
 
+    def leases_bucket(self, durable: str) -> str:
+        """The key-value bucket where the replicas of the service consuming as ``durable``
+        hold their leases on keys."""
+        return f"{durable}-leases"
+
     def service_name(self, service: str) -> str:
         """A service's name under this prefix: its durable consumer and dead-letter subject."""
         return f"{self.prefix}-{service}"

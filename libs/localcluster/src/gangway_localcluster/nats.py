@@ -6,6 +6,7 @@ import json
 import shutil
 import sys
 import tempfile
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,3 +89,108 @@ def _launch(workdir: Path, port: int) -> tuple[processes.Child, dict[str, list[s
         child.stop()
         raise
     return child, ports
+
+
+@dataclass(kw_only=True)
+class NatsCluster(processes.Supervised):
+    """``size`` nats-servers routed into one cluster, JetStream on each node's own store,
+    as deploy/ runs them: for the faults a cluster survives (a node killed, a leader lost).
+    ``url`` lists every node, as a service's GANGWAY_NATS_URL does."""
+
+    ports: list[int]
+    cluster_ports: list[int]
+    monitor_ports: list[int]
+
+    @classmethod
+    def start(cls, size: int = 3) -> NatsCluster:
+        workdir = Path(tempfile.mkdtemp(prefix="gangway-nats-cluster-"))
+        started = cls(
+            workdir=workdir,
+            ports=[processes.free_port() for _ in range(size)],
+            cluster_ports=[processes.free_port() for _ in range(size)],
+            monitor_ports=[processes.free_port() for _ in range(size)],
+        )
+        try:
+            for node in range(size):
+                started._write_config(node)
+            for node in range(size):
+                started.restart(node)
+            for node in range(size):
+                started._wait_ready(node)
+        except BaseException:
+            started.stop()
+            raise
+        return started
+
+    @property
+    def url(self) -> str:
+        return ",".join(f"nats://127.0.0.1:{port}" for port in self.ports)
+
+    def node_url(self, node: int) -> str:
+        return f"nats://127.0.0.1:{self.ports[node]}"
+
+    def name(self, node: int) -> str:
+        return f"n{node}"
+
+    def _write_config(self, node: int) -> None:
+        routes = ", ".join(
+            f"nats-route://127.0.0.1:{port}"
+            for other, port in enumerate(self.cluster_ports)
+            if other != node
+        )
+        store = self.workdir / self.name(node)
+        store.mkdir(parents=True, exist_ok=True)
+        (store / "nats.conf").write_text(
+            f"server_name: {self.name(node)}\n"
+            f"listen: 127.0.0.1:{self.ports[node]}\n"
+            f"http: 127.0.0.1:{self.monitor_ports[node]}\n"
+            f'jetstream {{ store_dir: "{store / "jetstream"}" }}\n'
+            f"cluster {{ name: gangway, listen: 127.0.0.1:{self.cluster_ports[node]}, "
+            f"routes: [{routes}] }}\n"
+        )
+
+    def kill(self, node: int) -> None:
+        """kill -9 one node: its clients move to the others, its replicas elect anew."""
+        child = next(c for c in self._children if c.name == self.name(node))
+        child.kill()
+        self._children.remove(child)
+
+    def restart(self, node: int) -> None:
+        """Start a node (again) with its own store; it catches up from the others."""
+        store = self.workdir / self.name(node)
+        args: list[str | Path] = [nats_server_binary(), "-c", store / "nats.conf"]
+        child = processes.start(self.name(node), args, store / "nats-server.log")
+        self._children.append(child)
+
+    def _wait_ready(self, node: int) -> None:
+        """Until the node's JetStream is current with the cluster (a meta leader elected)."""
+        child = next(c for c in self._children if c.name == self.name(node))
+        health = f"http://127.0.0.1:{self.monitor_ports[node]}/healthz"
+        processes.wait_until(lambda: processes.http_ok(health), child, "JetStream health", 60)
+
+    def leader(self, stream: str, consumer: str = "") -> int:
+        """The node leading ``stream``'s replicas, or ``consumer``'s of it (from a live
+        node's JetStream report)."""
+        for node, port in enumerate(self.monitor_ports):
+            if not any(c.name == self.name(node) for c in self._children):
+                continue
+            url = f"http://127.0.0.1:{port}/jsz?accounts=true&streams=true&consumers=true"
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                report = json.load(answer)
+            for account in report.get("account_details") or []:
+                for found in account.get("stream_detail") or []:
+                    if found["name"] != stream:
+                        continue
+                    if not consumer:
+                        return self._node(found["cluster"]["leader"])
+                    for each in found.get("consumer_detail") or []:
+                        if each["name"] == consumer:
+                            return self._node(each["cluster"]["leader"])
+        raise LookupError(f"no leader found for {stream} {consumer}".strip())
+
+    def _node(self, name: str) -> int:
+        return int(name.removeprefix("n"))
+
+    def restart_and_wait(self, node: int) -> None:
+        self.restart(node)
+        self._wait_ready(node)

@@ -45,17 +45,22 @@ from gangway_contracts.codec import MALFORMED
 from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Subjects
 from gangway_runtime import tasks
 from gangway_runtime.kube import KubeError
+from gangway_runtime.leases import Leases
 from gangway_runtime.settings import ConsumerSettings
 
 log = logging.getLogger(__name__)
 _BACKOFF_MAX = 60.0
+_TRANSIENT_BACKOFF_MAX = 5.0
+# How soon a key another replica was handling is tried again.
+_LEASE_RETRY_SECONDS = 0.5
 
 K = TypeVar("K", bound=Hashable)
 M = TypeVar("M")  # a message: the queue only holds them
 
 HANDLED = Counter(
     "gangway_consumer_handled",
-    "Keys handled by result: ok, retried (transient, or attempts left), dead-lettered",
+    "Keys handled by result: ok, retried (transient, or attempts left), dead-lettered, "
+    "deferred (another replica held its lease)",
     ["consumer", "result"],
 )
 DEAD_LETTERS = Counter(
@@ -210,9 +215,12 @@ class Consumer(Generic[K]):
         self._idle = 0
         self._worker_freed = asyncio.Event()
         self._sub: JetStreamContext.PullSubscription | None = None
+        self.leases = Leases(js, subjects.leases_bucket(durable), settings.ack_wait_seconds)
 
     async def subscribe(self) -> None:
-        """Create (or bind to) the durable consumer every replica shares."""
+        """Create (or bind to) the durable consumer every replica shares, and the bucket of
+        their leases."""
+        await self.leases.bind(self.settings.streams)
         self._sub = await self.js.pull_subscribe(
             self.filter_subjects[0],
             durable=self.durable,
@@ -286,6 +294,10 @@ class Consumer(Generic[K]):
             for msg in held:
                 with contextlib.suppress(NatsError):
                     await msg.in_progress()
+            try:
+                await self.leases.renew()
+            except NatsError as exc:  # the bus away: a lease may lapse; its holder goes on
+                log.warning("%s: leases not renewed: %s", self.durable, exc)
 
     async def _resync(self) -> None:
         while True:
@@ -309,7 +321,14 @@ class Consumer(Generic[K]):
 
     async def _handle(self, key: K, msgs: list[Msg]) -> None:
         try:
-            await self.handler.handle(key, msgs)
+            if not await self.leases.take(key):  # another replica handles it right now
+                await self._later(key, jittered(_LEASE_RETRY_SECONDS))
+                HANDLED.labels(self.durable, "deferred").inc()
+                return
+            try:
+                await self.handler.handle(key, msgs)
+            finally:
+                await self.leases.give_back(key)
         except Exception as exc:
             await self._failed(key, msgs, exc)
             return
@@ -324,13 +343,13 @@ class Consumer(Generic[K]):
         if transient(exc) or attempts < self.settings.max_attempts:
             self._attempts[key] = attempts
             HANDLED.labels(self.durable, "retried").inc()
-            delay = jittered(backoff(attempts))
+            # What is away comes back on its own: tried often enough to follow within seconds.
+            cap = _TRANSIENT_BACKOFF_MAX if transient(exc) else _BACKOFF_MAX
+            delay = jittered(min(backoff(attempts), cap))
             log.warning("%s: %s; retry %d in %.1fs", key, exc, attempts, delay)
             if not transient(exc):
                 log.debug("%s: failure detail", key, exc_info=exc)
-            for msg in self.queue.park(key):
-                await _ack(msg)
-            asyncio.get_running_loop().call_later(delay, self.queue.wake, key)
+            await self._later(key, delay)
             return
         self._attempts.pop(key, None)
         HANDLED.labels(self.durable, "dead-lettered").inc()
@@ -338,6 +357,13 @@ class Consumer(Generic[K]):
         self.queue.done(key)
         for msg in msgs:
             await self._dead_letter(msg, f"{type(exc).__name__}: {exc}")
+
+    async def _later(self, key: K, delay: float) -> None:
+        """Park ``key`` with its messages, to be taken up again after ``delay`` (or when a
+        message for it arrives)."""
+        for msg in self.queue.park(key):
+            await _ack(msg)
+        asyncio.get_running_loop().call_later(delay, self.queue.wake, key)
 
     async def _dead_letter(self, msg: Msg, error: str) -> None:
         """Keep the message, with why it was given up on, on the service's dead-letter

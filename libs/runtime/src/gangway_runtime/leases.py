@@ -1,0 +1,95 @@
+"""Which replica handles a key now: a lease per key in a JetStream key-value bucket the
+replicas of one service share.
+
+Replicas share one durable consumer, so messages about one key reach any of them; two
+handling one key at once wrote the same objects twice and collided (two podgang replicas
+finished a workload in twice the time one took). A replica takes a key's lease before
+handling it (a create: it fails while another holds it), renews it while handling, and gives
+it back after. A lease not renewed ends with the bucket's TTL, so a dead replica's keys free
+themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import socket
+from collections.abc import Hashable
+
+from nats.js import JetStreamContext
+from nats.js.api import KeyValueConfig, StorageType
+from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
+
+from gangway_runtime.settings import StreamSettings
+
+log = logging.getLogger(__name__)
+
+
+def lease_key(key: Hashable) -> str:
+    """A key-value key for any hashable work key (KV keys allow few characters)."""
+    return hashlib.sha256(repr(key).encode()).hexdigest()[:40]
+
+
+class Leases:
+    def __init__(self, js: JetStreamContext, bucket: str, ttl: float) -> None:
+        self._js = js
+        self._bucket = bucket
+        self._ttl = ttl
+        self._kv: KeyValue | None = None
+        # Who holds a lease: this process, by host and pid (for whoever reads the bucket).
+        self._holder = f"{socket.gethostname()}/{os.getpid()}".encode()
+        self.held: dict[str, int] = {}  # lease key → revision, of leases this process holds
+        self._writing = asyncio.Lock()  # a renewal never races a give-back of the same lease
+
+    async def bind(self, streams: StreamSettings) -> None:
+        """Bind to the bucket, or create it (the first replica to start creates it)."""
+        try:
+            self._kv = await self._js.key_value(self._bucket)
+            return
+        except BucketNotFoundError:
+            pass
+        storage = StorageType.FILE if streams.storage == "file" else StorageType.MEMORY
+        config = KeyValueConfig(
+            bucket=self._bucket,
+            history=1,
+            ttl=self._ttl,
+            replicas=streams.replicas,
+            storage=storage,
+        )
+        self._kv = await self._js.create_key_value(config)
+
+    async def take(self, key: Hashable) -> bool:
+        """The lease of ``key``, if no other replica holds it."""
+        assert self._kv is not None  # bind() first
+        token = lease_key(key)
+        try:
+            self.held[token] = await self._kv.create(token, self._holder)
+        except KeyWrongLastSequenceError:
+            return False
+        return True
+
+    async def give_back(self, key: Hashable) -> None:
+        assert self._kv is not None
+        token = lease_key(key)
+        async with self._writing:
+            revision = self.held.pop(token, None)
+            if revision is None:
+                return
+            try:
+                await self._kv.delete(token, last=revision)
+            except KeyWrongLastSequenceError:
+                log.warning("lease %s had expired and was taken meanwhile", token)
+
+    async def renew(self) -> None:
+        """Keep every lease this process holds (called well within the TTL)."""
+        assert self._kv is not None
+        async with self._writing:
+            for token, revision in list(self.held.items()):
+                try:
+                    self.held[token] = await self._kv.update(token, self._holder, last=revision)
+                except KeyWrongLastSequenceError:
+                    log.warning("lease %s expired while held (renewals too late)", token)
+                    self.held.pop(token, None)
