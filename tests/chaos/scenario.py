@@ -42,8 +42,9 @@ CONFIG: Final = {
 # Messages a dead replica held move to a live one within the ack deadline: short here.
 SETTINGS: Final = {"GANGWAY_LOG_LEVEL": "INFO", "GANGWAY_ACK_WAIT_SECONDS": "5"}
 NAME: Final = "chaos"  # the workload's PodCliqueSet
-# Generous: a deadline, not a measure (bench/chaos.py measures).
+# Generous: deadlines, not measures (bench/chaos.py measures).
 CONVERGED_WITHIN: Final = 180.0
+JOURNAL_WITHIN: Final = 30.0
 
 
 @dataclass
@@ -121,9 +122,9 @@ class State:
     pods: dict[str, dict[str, Any]]
     workloads: dict[str, dict[str, Any]]
 
-    def converged(self, gangs: int) -> bool:
-        """Every gang made once, synced by its backend and initialized, every pod ungated
-        and bound by the scheduler."""
+    def lifted(self, gangs: int) -> bool:
+        """Gangway's part done: every gang made once, synced by its backend and initialized,
+        every pod ungated."""
         return (
             len(self.podgangs) == gangs
             and len(self.workloads) == gangs
@@ -133,8 +134,12 @@ class State:
                 and condition(g, labels.INITIALIZED).get("status") == "True"
                 for g in self.podgangs.values()
             )
-            and all(p["spec"].get("nodeName") and not gated(p) for p in self.pods.values())
+            and not any(map(gated, self.pods.values()))
         )
+
+    def converged(self, gangs: int) -> bool:
+        """:meth:`lifted`, and every pod bound by the scheduler."""
+        return self.lifted(gangs) and all(p["spec"].get("nodeName") for p in self.pods.values())
 
     def empty(self) -> bool:
         return not (self.podgangs or self.pods or self.workloads)
@@ -266,7 +271,9 @@ NODE_FAULTS: Final[dict[str, Fault]] = {
 @dataclass(frozen=True)
 class Outcome:
     converged: State
-    # Seconds from the faulted part being back to every gang converged.
+    # Seconds from the faulted part being back to every gang's gates lifted (Gangway's
+    # part), and to every pod bound too (the scheduler's).
+    lifted_after: float
     recovered_after: float
     # Seconds from submitting to every gang converged.
     makespan: float
@@ -289,11 +296,29 @@ async def workload_through(
     await part_built(system, api, namespace, gangs)
     fault(system)
     back = time.monotonic()
-    probe = partial(state, api, system.cp, namespace)
+    lifted = [float("inf")]
+
+    async def probe() -> State:
+        found = await state(api, system.cp, namespace)
+        if found.lifted(gangs):
+            lifted[0] = min(lifted[0], time.monotonic())
+        return found
+
     converged = await until(probe, lambda s: s.converged(gangs), CONVERGED_WITHIN)
     end = time.monotonic()
-    gaps = await journal_gaps(system, namespace, NAME, gangs)
-    return Outcome(converged, end - back, end - submitted, gaps)
+    gaps = await journal_complete(system, namespace, gangs)
+    return Outcome(converged, lifted[0] - back, end - back, end - submitted, gaps)
+
+
+async def journal_complete(system: System, namespace: str, gangs: int) -> list[str]:
+    """The journal's gaps once it has caught up: entries written through a failover may
+    still be on their way (retried, with backoff) when the cluster has converged."""
+    deadline = time.monotonic() + JOURNAL_WITHIN
+    while True:
+        gaps = await journal_gaps(system, namespace, NAME, gangs)
+        if not gaps or time.monotonic() > deadline:
+            return gaps
+        await asyncio.sleep(0.5)
 
 
 async def deleted(system: System, api: ApiClient, namespace: str) -> State:

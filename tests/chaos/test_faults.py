@@ -8,24 +8,32 @@ Timing is not asserted (a generous deadline only); bench/chaos.py records it.
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Final
 
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 
+from gangway_runtime.status import PODCLIQUESETS
 from tests.chaos.scenario import (
     BACKEND,
+    CONVERGED_WITHIN,
     FAULTS,
+    NAME,
     NODE_FAULTS,
     Fault,
+    State,
     System,
     deleted,
+    journal_complete,
     kill_the_first_replicas,
     part_built,
     second_replicas,
     state,
+    until,
     workload_through,
 )
+from tests.support.kube import merge_patch
 
 GANGS: Final = 30
 # How long a restarted service is watched making nothing of a deleted workload.
@@ -87,3 +95,24 @@ async def test_deleted_while_the_backend_is_down_leaves_nothing(
     await asyncio.sleep(AFTERMATH)
     again = await state(api, system.cp, namespace)
     assert again.empty(), (sorted(again.podgangs), sorted(again.pods), sorted(again.workloads))
+
+
+async def test_scaled_up_and_down_while_services_are_down(
+    system: System, api: ApiClient, namespace: str
+) -> None:
+    """Scaled up while the backend is down, then down while podgang is down: each time the
+    workload converges to the replicas asked for, the gangs scaled away gone."""
+    pcs = PODCLIQUESETS.path(namespace, NAME)
+    probe = partial(state, api, system.cp, namespace)
+    await part_built(system, api, namespace, GANGS)
+    for down, replicas in ((BACKEND, GANGS + 10), ("podgang", GANGS // 2)):
+        system.kill(down)
+        await merge_patch(api, pcs, {"spec": {"replicas": replicas}})
+        system.restart(down)
+        found = await until(probe, partial(State.converged, gangs=replicas), CONVERGED_WITHIN)
+        assert found.converged(replicas), (down, len(found.podgangs), len(found.pods))
+        assert found.owners_unique()
+    assert sorted(found.podgangs) == sorted(f"{NAME}-{i}" for i in range(GANGS // 2))
+    assert await journal_complete(system, namespace, GANGS // 2) == []
+    left = await deleted(system, api, namespace)
+    assert left.empty(), (sorted(left.podgangs), sorted(left.pods), sorted(left.workloads))

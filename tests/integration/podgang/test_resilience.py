@@ -4,6 +4,7 @@ two writes, every event delivered again."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from functools import partial
 
@@ -19,7 +20,9 @@ from gangway_contracts.resources import PODCLIQUESETS, PODGANGS
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_podgang.readmodel import ReadModel
 from gangway_runtime import tasks
+from gangway_runtime.kube import Kube
 from gangway_runtime.settings import StreamSettings
+from gangway_runtime.status import PODCLIQUESETS as PODCLIQUESETS_API
 from gangway_runtime.streams import ensure_streams
 from tests.integration.podgang.test_flow import CONFIG
 from tests.integration.watcher.conftest import only_this_test
@@ -255,3 +258,29 @@ async def test_a_podcliqueset_over_the_ceiling_gets_no_podgang_and_says_why(
         assert ready["message"].startswith("spec.replicas: 3 replicas make 12 pods, over the 8")
         assert await podgangs(api, namespace) == {}
         assert await pods(api, namespace) == {}
+
+
+async def test_a_huge_podcliqueset_deleted_mid_creation_is_written_no_further(
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Deleted while its 3 000 PodGangs are being created: the writes stop as soon as the
+    read model shows the deletion, instead of building the rest for the garbage collector."""
+    caplog.set_level(logging.INFO, logger="gangway_podgang")
+    pcs = workload(namespace, "trainer")
+    pcs["spec"]["replicas"] = 3000
+    async with (
+        running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG),
+        running_podgang(api, nc, subjects, namespace, CONFIG) as service,
+    ):
+        await server_side_apply(api, pcs, namespace)
+        await eventually(
+            lambda: asyncio.sleep(0, service.writes.count("podgang:create")), lambda n: n >= 50
+        )
+        await Kube(api).request("DELETE", PODCLIQUESETS_API.path(namespace, "trainer"))
+        await eventually(lambda: asyncio.sleep(0, caplog.text), lambda log: "writes stopped" in log)
+        made = service.writes.count("podgang:create")
+    assert made < 3000

@@ -35,7 +35,7 @@ from gangway_podgang.plan import Plan, plan_podgangs
 from gangway_podgang.readmodel import ReadModel, Workload, WorkloadKey
 from gangway_podgang.report import Reporter
 from gangway_podgang.writes import Actuator, BackendUnavailable, Expectation, PrepareFailed
-from gangway_runtime import tracing
+from gangway_runtime import tasks, tracing
 from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 
@@ -147,7 +147,7 @@ class Reconciler:
             rounds += 1
             if rounds == 1:
                 await self._planned(step)
-            expected = await self._apply(key, step, learned)
+            expected = await self._apply_while_wanted(key, step, learned)
             if not await self._mirrored(key, expected):
                 log.warning("%s/%s: own writes not mirrored after %.0fs", *key, self.wait_seconds)
             step = self._decide(key)
@@ -156,6 +156,30 @@ class Reconciler:
         await self._journal_what_is_done(step)
         await self._status(key, step, learned)
         return Outcome(converged=step.decision.done, rounds=rounds)
+
+    async def _apply_while_wanted(
+        self, key: WorkloadKey, step: Step, learned: list[Condition]
+    ) -> list[Expectation]:
+        """Write the decision, unless the PodCliqueSet is deleted meanwhile: then stop at
+        once. A huge workload deleted mid-creation is not built on for minutes only for the
+        garbage collector to take it away."""
+        uid = step.pcs.metadata.uid
+
+        def deleted() -> bool:
+            found = self.model.peek(key)
+            pcs = found.podcliqueset if found else None
+            return pcs is None or pcs.metadata.uid != uid or bool(pcs.metadata.deletion_timestamp)
+
+        writing = asyncio.create_task(self._apply(key, step, learned))
+        watching = asyncio.create_task(self.model.wait_until(deleted, float("inf")))
+        try:
+            await asyncio.wait({writing, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            await tasks.stop(watching)
+            if not writing.done():
+                log.info("%s/%s: deleted while being written: writes stopped", *key)
+                await tasks.stop(writing)
+        return [] if writing.cancelled() else writing.result()
 
     async def _apply(
         self, key: WorkloadKey, step: Step, learned: list[Condition]
