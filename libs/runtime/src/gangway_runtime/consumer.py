@@ -300,9 +300,16 @@ class Consumer(Generic[K]):
                 log.warning("%s: leases not renewed: %s", self.durable, exc)
 
     async def _resync(self) -> None:
+        """Every key that may need work, at start and every ``resync_seconds``; a resync the
+        bus or the store interrupted is tried again soon, never ends the consumer."""
         while True:
-            async for key in self.handler.keys():
-                self.queue.wake(key)
+            try:
+                async for key in self.handler.keys():
+                    self.queue.wake(key)
+            except Exception as exc:
+                log.warning("%s: resync interrupted (%s); again shortly", self.durable, exc)
+                await asyncio.sleep(jittered(_TRANSIENT_BACKOFF_MAX))
+                continue
             await asyncio.sleep(jittered(self.settings.resync_seconds))
 
     async def _work(self) -> None:
