@@ -101,7 +101,7 @@ def test_messages_of_different_slots_are_all_handed_out() -> None:
     assert asyncio.run(play()) == [1, 2]
 
 
-def test_a_failed_key_waits_for_its_timer_unless_a_message_arrives() -> None:
+def test_a_parked_key_waits_for_its_timer_whatever_arrives() -> None:
     async def play() -> None:
         queue: KeyQueue[str, int] = KeyQueue()
         queue.add(Route("a"), 0)
@@ -109,8 +109,9 @@ def test_a_failed_key_waits_for_its_timer_unless_a_message_arrives() -> None:
         assert queue.park("a") == []
         assert queue.ready == 0, "backing off: not ready until woken"
         assert list(queue.held()) == [0], "its message stays held (and kept alive)"
-        queue.add(Route("a"), 1)
-        assert queue.ready == 1, "a new message is worth trying at once"
+        assert queue.add(Route("a"), 1) == 0, "a newer message joins it, superseding"
+        assert queue.ready == 0, "not even a new message wakes it: the timer does"
+        queue.wake("a")
         assert (await queue.take())[1] == [1]
 
     asyncio.run(play())

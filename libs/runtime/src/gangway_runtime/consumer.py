@@ -125,27 +125,35 @@ class Handler(Protocol[K]):
 
 class KeyQueue(Generic[K, M]):
     """Keys waiting to be handled, each with the newest message per slot; a key is handed to
-    one worker at a time, comes back when messages arrived meanwhile, and waits (parked,
-    messages held) while it backs off after a failure until a message or its timer wakes
-    it."""
+    one worker at a time and comes back when messages arrived meanwhile. A key that failed,
+    or whose lease another replica holds, is parked: its messages held, new ones joining
+    them, until its timer wakes it (a message does not: a key another replica is handling
+    would otherwise be tried again on every pod event of it)."""
 
     def __init__(self) -> None:
         self._ready: asyncio.Queue[K] = asyncio.Queue()
         self._queued: set[K] = set()
+        self._parked: set[K] = set()
         self._waiting: dict[K, dict[str, M]] = {}
         self._active: dict[K, dict[str, M]] = {}
 
     def add(self, route: Route[K], msg: M) -> M | None:
-        """Hold ``msg`` for its key, ready it; returns the message it superseded, if any."""
+        """Hold ``msg`` for its key, ready it unless parked; returns the message it
+        superseded, if any."""
         slots = self._waiting.setdefault(route.key, {})
         older = slots.get(route.slot)
         slots[route.slot] = msg
-        self.wake(route.key)
+        if route.key not in self._parked:
+            self._ready_unless_busy(route.key)
         return older
 
     def wake(self, key: K) -> None:
-        """Ready ``key`` unless it is queued or being handled already."""
+        """Ready ``key`` (parked or not) unless it is queued or being handled already."""
+        self._parked.discard(key)
         self._waiting.setdefault(key, {})
+        self._ready_unless_busy(key)
+
+    def _ready_unless_busy(self, key: K) -> None:
         if key not in self._queued and key not in self._active:
             self._queued.add(key)
             self._ready.put_nowait(key)
@@ -164,16 +172,13 @@ class KeyQueue(Generic[K, M]):
             self.wake(key)
 
     def park(self, key: K) -> list[M]:
-        """Failed: its messages go back to waiting (a newer one of a slot wins) and the key
-        waits for :meth:`wake`, unless newer messages arrived meanwhile. Returns the
-        messages superseded meanwhile (to ack)."""
+        """Not handled now: its messages go back to waiting (a newer one of a slot wins)
+        until :meth:`wake`. Returns the messages superseded meanwhile (to ack)."""
         held = self._active.pop(key, {})
         slots = self._waiting.pop(key, {})
-        arrived = bool(slots)
         superseded = [msg for slot, msg in held.items() if slot in slots]
         self._waiting[key] = held | slots
-        if arrived:
-            self.wake(key)
+        self._parked.add(key)
         return superseded
 
     def held(self) -> Iterator[M]:
@@ -186,7 +191,7 @@ class KeyQueue(Generic[K, M]):
 
     @property
     def idle(self) -> bool:
-        return not self._waiting and not self._active
+        return not self._waiting and not self._active and not self._parked
 
 
 class Consumer(Generic[K]):
@@ -366,8 +371,7 @@ class Consumer(Generic[K]):
             await self._dead_letter(msg, f"{type(exc).__name__}: {exc}")
 
     async def _later(self, key: K, delay: float) -> None:
-        """Park ``key`` with its messages, to be taken up again after ``delay`` (or when a
-        message for it arrives)."""
+        """Park ``key`` with its messages, to be taken up again after ``delay``."""
         for msg in self.queue.park(key):
             await _ack(msg)
         asyncio.get_running_loop().call_later(delay, self.queue.wake, key)
