@@ -359,12 +359,18 @@ class Running:
                 f"  admission webhook: {self.webhook.url}, not registered: the cluster's API "
                 "server cannot call this machine's loopback (--webhook-host HOST registers it)"
             )
+        yield from self._next_steps(env)
+
+    def _next_steps(self, env: dict[str, str]) -> Iterator[str]:
+        """What to try next, in another shell: the environment to set, then commands."""
         yield "Try, in another shell:"
         for key in ("KUBECONFIG", "NATS_URL"):
             yield f"  export {key}={shlex.quote(env[key])}"
+        # gangway itself (the workspace's environment) and the kubectl this cluster runs.
+        found = [Path(sys.executable).parent]
         if self.local:
-            kubectl = self.local.binaries.kubectl.parent
-            yield f"  export PATH={shlex.quote(str(kubectl))}:$PATH"
+            found.insert(0, self.local.binaries.kubectl.parent)
+        yield f"  export PATH={':'.join(shlex.quote(str(p)) for p in found)}:$PATH"
         yield "  gangway demo   # sample PodCliqueSets, one per backend, with progress"
         yield "  gangway trace gangway-demo/demo-serving   # its timeline and trace id"
         yield "  kubectl get nodes -L gangway.dev/rack"
