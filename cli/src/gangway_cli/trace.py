@@ -2,7 +2,10 @@
 service did what, when, how long each step took) and its OpenTelemetry trace id.
 
 The journal lives on the bus, so this needs NATS, not the API server: ``--nats-url``, else
-``$NATS_URL`` (what ``gangway up`` prints), else the local default.
+``$NATS_URL`` (what ``gangway up`` prints), else the local default. Credentials as the
+services take them: ``--nats-creds``, ``--nats-user`` with the password in
+``$GANGWAY_NATS_PASSWORD`` (never on a command line), ``--nats-ca``; each also from its
+``GANGWAY_NATS_*`` variable.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ import os
 import sys
 
 import nats
+from pydantic import ValidationError
 
 from gangway_cli.timeline import render
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
-from gangway_runtime import journal
-from gangway_runtime.settings import nats_servers
+from gangway_runtime import bus, journal
+from gangway_runtime.settings import ServiceSettings
 
 
 def default_nats_url() -> str:
@@ -31,6 +35,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     trace.add_argument("workload", help="NAMESPACE/NAME of the PodCliqueSet")
     trace.add_argument("--nats-url", default=None, help="default: $NATS_URL or local")
+    trace.add_argument("--nats-creds", default=None, help="a .creds file (JWT and seed)")
+    trace.add_argument(
+        "--nats-user", default=None, help="user; the password from $GANGWAY_NATS_PASSWORD"
+    )
+    trace.add_argument("--nats-ca", default=None, help="CA bundle for a TLS server")
     trace.add_argument("--prefix", default=DEFAULT_PREFIX, help="subject prefix")
     trace.add_argument(
         "--all", dest="full", action="store_true", default=None, help="every entry, however many"
@@ -39,10 +48,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 async def read_journal(
-    url: str, subjects: Subjects, namespace: str, name: str
+    settings: ServiceSettings, subjects: Subjects, namespace: str, name: str
 ) -> list[AnyJournalEvent]:
     nc = await nats.connect(
-        servers=nats_servers(url),
+        **bus.credentials(settings),
+        servers=settings.nats_servers,
         name="gangway-cli",
         allow_reconnect=False,
         connect_timeout=5,
@@ -65,13 +75,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"workload: {args.workload!r} is not NAMESPACE/NAME", file=sys.stderr)
         return 2
     url = args.nats_url or default_nats_url()
+    given = {"nats_creds": args.nats_creds, "nats_user": args.nats_user, "nats_ca": args.nats_ca}
     try:
-        nats_servers(url)
-    except ValueError as exc:
-        print(f"--nats-url: {exc}", file=sys.stderr)
+        settings = ServiceSettings(
+            nats_url=url, **{key: value for key, value in given.items() if value is not None}
+        )
+    except ValidationError as exc:
+        for error in exc.errors():
+            option = "--" + str(error["loc"][0]).replace("_", "-")
+            print(f"{option}: {error['msg'].removeprefix('Value error, ')}", file=sys.stderr)
         return 2
     try:
-        events = asyncio.run(read_journal(url, Subjects(args.prefix), namespace, name))
+        events = asyncio.run(read_journal(settings, Subjects(args.prefix), namespace, name))
     except (OSError, TimeoutError, nats.errors.Error) as exc:
         print(f"NATS at {url}: {exc or type(exc).__name__}", file=sys.stderr)
         return 1

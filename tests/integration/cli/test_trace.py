@@ -9,11 +9,13 @@ import os
 import sys
 from typing import Any
 
+import nats
 from nats.aio.client import Client as NatsClient
 
 from gangway_contracts import events as ev
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.subjects import Subjects
+from gangway_localcluster.nats import NatsServer
 from gangway_runtime import journal
 from gangway_runtime.settings import StreamSettings
 from gangway_runtime.streams import ensure_streams
@@ -67,3 +69,40 @@ async def test_the_command_prints_the_timeline_and_trace_id(
     assert f"trace id: {TRACE}" in text
     assert "PodCliqueSetObserved" in text
     assert "demo-1" in text
+
+
+async def _trace(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gangway_cli.main",
+        "trace",
+        "ml/demo",
+        *args,
+        env={**os.environ, **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+async def test_the_command_takes_the_services_credentials(subjects: Subjects) -> None:
+    """A NATS that wants a user (as deploy/ runs it): the password from the environment as
+    the services take it, never from the command line; without it, one line and exit 1."""
+    config = 'authorization { users = [{user: "reader", password: "s3cret"}] }\n'
+    with NatsServer.start(config=config) as server:
+        nc = await nats.connect(server.url, user="reader", password="s3cret")
+        try:
+            await _append(nc, subjects, "demo", gangs=1)
+        finally:
+            await nc.close()
+        args = (f"--nats-url={server.url}", "--nats-user=reader", f"--prefix={subjects.prefix}")
+        code, out, _ = await _trace(*args, env={"GANGWAY_NATS_PASSWORD": "s3cret"})
+        assert code == 0
+        assert f"trace id: {TRACE}" in out
+        code, _, err = await _trace(*args, env={"GANGWAY_NATS_PASSWORD": "wrong"})
+    assert code == 1
+    [line] = err.splitlines()
+    assert line.startswith(f"NATS at {server.url}: ")
+    assert "s3cret" not in err

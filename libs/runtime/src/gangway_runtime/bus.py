@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import ssl
+from typing import Any
 
 import nats
 from nats.aio.client import Client as NatsClient
@@ -12,6 +13,18 @@ from gangway_contracts.permissions import inbox_prefix
 from gangway_runtime.settings import ServiceSettings
 
 log = logging.getLogger(__name__)
+
+
+def credentials(settings: ServiceSettings) -> dict[str, Any]:
+    """Who a connection is, and whom it trusts: a creds file, or user and password; a CA for
+    TLS. The services and ``gangway trace`` read them from the same settings."""
+    password = settings.nats_password.get_secret_value() if settings.nats_password else None
+    return {
+        "user_credentials": str(settings.nats_creds) if settings.nats_creds else None,
+        "user": settings.nats_user,
+        "password": password,
+        "tls": ssl.create_default_context(cafile=settings.nats_ca) if settings.nats_ca else None,
+    }
 
 
 async def connect(settings: ServiceSettings, name: str) -> NatsClient:
@@ -26,15 +39,10 @@ async def connect(settings: ServiceSettings, name: str) -> NatsClient:
     async def error(exc: Exception) -> None:
         log.warning("NATS: %s", exc)
 
-    tls = ssl.create_default_context(cafile=settings.nats_ca) if settings.nats_ca else None
-    password = settings.nats_password.get_secret_value() if settings.nats_password else None
     nc = await nats.connect(
+        **credentials(settings),
         servers=settings.nats_servers,
         name=name,
-        user_credentials=str(settings.nats_creds) if settings.nats_creds else None,
-        user=settings.nats_user,
-        password=password,
-        tls=tls,
         inbox_prefix=inbox_prefix(name).encode(),
         # A service outlives any NATS outage: keep trying, never give up and exit.
         max_reconnect_attempts=-1,
