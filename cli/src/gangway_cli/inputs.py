@@ -58,6 +58,13 @@ class Manifests:
             raise FieldErrors([FieldError(field="", reason=reason)])
         return self.podcliquesets[0]
 
+    def some_podcliquesets(self, path: Path) -> list[PodCliqueSet]:
+        """Every PodCliqueSet of the file; FieldErrors if there is none."""
+        if not self.podcliquesets:
+            reason = f"{path}: expected a PodCliqueSet, found none"
+            raise FieldErrors([FieldError(field="", reason=reason)])
+        return self.podcliquesets
+
     def binding_for(self, pcs: PodCliqueSet) -> ClusterTopologyBinding | None:
         """The ClusterTopologyBinding the PodCliqueSet names (any, if it names none)."""
         wanted = pcs.topology_name

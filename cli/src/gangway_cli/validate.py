@@ -2,7 +2,9 @@
 
 The same function the webhook runs, with the built-in backends asked in-process. What needs
 the cluster (an external backend's own checks, KAI's queue) is skipped and named on stderr.
-Errors one per line on stderr, exit 1 on rejection; exit 0 when admitted.
+Every PodCliqueSet of the file (``-``: standard input) is checked; with more than one, each
+line says which. Errors one per line on stderr, exit 1 if any is rejected; exit 0 when all
+are admitted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import print_errors
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
+from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 
 
@@ -27,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     validate.add_argument(
         "file",
         type=Path,
-        help="a PodCliqueSet manifest; a ClusterTopologyBinding may sit beside it",
+        help="PodCliqueSet manifests (- for stdin); a ClusterTopologyBinding may sit beside them",
     )
     validate.add_argument("--config", type=Path, help="operator configuration (scheduler profiles)")
     validate.add_argument("--old", type=Path, help="the version it replaces: check it as an update")
@@ -38,16 +41,42 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = read_config(args.config)
         manifests = Manifests.read(args.file)
-        pcs = manifests.only_podcliqueset(args.file)
-        old = Manifests.read(args.old).only_podcliqueset(args.old) if args.old else None
+        if args.old:  # an update: of one PodCliqueSet
+            pcs = manifests.only_podcliqueset(args.file)
+            old = Manifests.read(args.old).only_podcliqueset(args.old)
+            return _validate(args.file, config, manifests, pcs, old=old)
+        found = manifests.some_podcliquesets(args.file)
     except FieldErrors as exc:
         return print_errors(exc.errors)
+    many = len(found) > 1
+    codes = [
+        _validate(args.file, config, manifests, pcs, which=f"{_name(pcs)}: " if many else "")
+        for pcs in found
+    ]
+    return max(codes)
+
+
+def _name(pcs: PodCliqueSet) -> str:
+    return f"{pcs.metadata.namespace or '(no namespace)'}/{pcs.metadata.name}"
+
+
+def _validate(
+    file: Path,
+    config: SchedulerConfig,
+    manifests: Manifests,
+    pcs: PodCliqueSet,
+    *,
+    old: PodCliqueSet | None = None,
+    which: str = "",
+) -> int:
+    """One PodCliqueSet's verdict: notes and errors on stderr (each after ``which``), the
+    admission on stdout; 1 if refused."""
     notes = []
     binding = manifests.binding_for(pcs)
     levels = [level.domain for level in binding.spec.levels] if binding else None
     if binding is None and pcs.topology_name:
         notes.append(
-            f'skipped: ClusterTopologyBinding "{pcs.topology_name}" is not in {args.file}: '
+            f'skipped: ClusterTopologyBinding "{pcs.topology_name}" is not in {file}: '
             "topology levels read as Grove's domains"
         )
     request = ValidateRequest(operation="UPDATE" if old else "CREATE", podcliqueset=pcs, old=old)
@@ -63,10 +92,9 @@ def run(args: argparse.Namespace) -> int:
     notes += [f"skipped: {s}" for s in verdict.skipped]
     notes += [f"warning: {w}" for w in verdict.warnings]
     if not verdict.allowed:
-        return print_errors([*verdict.errors, *notes])
-    print_errors(notes)
-    meta = pcs.metadata
-    print(f"admitted: {meta.namespace or '(no namespace)'}/{meta.name} → {verdict.backend}")
+        return print_errors(f"{which}{line}" for line in [*verdict.errors, *notes])
+    print_errors(f"{which}{note}" for note in notes)
+    print(f"admitted: {_name(pcs)} → {verdict.backend}")
     return 0
 
 

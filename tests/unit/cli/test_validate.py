@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,37 @@ def test_coscheduling_admits_a_shared_minimum_with_a_warning_and_refuses_require
     assert (code, out) == (0, "admitted: inference/llama-disagg → coscheduling\n")
     assert err, "a warning per clique with spare pods"
     assert all("(PerPodGroupMinimum)" in line for line in err), err
+
+
+def test_every_podcliqueset_of_a_stream_each_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A multi-document file checks each PodCliqueSet; exit 1 if any is refused."""
+    bad = inference()
+    bad["metadata"]["name"] = "broken"
+    bad["spec"]["template"]["cliques"][2]["spec"]["minAvailable"] = 4
+    code, out, err = validate(
+        capsys, "--config", CONFIG, write(tmp_path, "a.yaml", inference(), bad, BINDING)
+    )
+    assert code == 1
+    assert out == "admitted: inference/llama-disagg → kai-scheduler\n"
+    assert "inference/broken: spec.template.cliques[2].spec.minAvailable: must be <= " in "\n".join(
+        err
+    )
+    assert all(line.startswith(("inference/llama-disagg: ", "inference/broken: ")) for line in err)
+
+
+def test_reads_standard_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump_all([inference(), BINDING])))
+    code, out, _ = validate(capsys, "--config", CONFIG, "-")
+    assert (code, out) == (0, "admitted: inference/llama-disagg → kai-scheduler\n")
+
+
+def test_a_file_without_a_podcliqueset_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = validate(capsys, write(tmp_path, "a.yaml", BINDING))
+    assert code == 1
+    assert err == [f"{tmp_path / 'a.yaml'}: expected a PodCliqueSet, found none"]
