@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gangway_cli.output import print_errors, print_yaml
+from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts.config import load_operator_config
 from gangway_contracts.errors import FieldError, FieldErrors
 
@@ -17,6 +17,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "check", help="validate the scheduler section; print the default and enabled backends"
     )
     check.add_argument("file", type=Path, help="operator configuration YAML")
+    add_output_option(check)
     check.set_defaults(run=run)
 
 
@@ -29,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
         config = load_operator_config(text)
     except FieldErrors as exc:
         return print_errors(exc.errors)
-    print_yaml({"default": config.default, "enabled": config.enabled})
+    print_documents(args.output, {"default": config.default, "enabled": config.enabled})
     return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gangway_cli.inputs import Manifests, read_config
-from gangway_cli.output import print_errors, print_yaml
+from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts.errors import FieldErrors
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
 
@@ -23,6 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     plan.add_argument("--pods", action="store_true", help="print the Pod manifests too")
     plan.add_argument("--config", type=Path, help="operator configuration (default backend)")
+    add_output_option(plan)
     plan.set_defaults(run=run)
 
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
                 pod_manifest(gang, group, index, pcs, podgang_uid="")
                 for group, index, _ in gang.pods
             )
-    print_yaml(*documents)
+    print_documents(args.output, *documents)
     # Not an error: the gangs are still created, without the constraint, and the
     # PodCliqueSet gets a condition saying so.
     print_errors(f"warning: {u.field}: {u.reason}" for u in plan.unresolved_topology)

@@ -17,7 +17,7 @@ from gangway_backend_kube.translate import WORKLOAD_VERSIONS, WorkloadVersion
 from gangway_backendkit.protocol import Backend, SyncFailed
 from gangway_cli.backends import builtin_backend
 from gangway_cli.inputs import Manifests, read_config
-from gangway_cli.output import print_errors, print_yaml
+from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import SchedulerConfig
@@ -41,6 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="default-scheduler with gangScheduling: the Workload API version the cluster "
         "serves (v1beta1: Kubernetes 1.37, v1alpha2: 1.36, v1alpha1: 1.35)",
     )
+    add_output_option(render)
     render.set_defaults(run=run)
 
 
@@ -121,6 +122,6 @@ def run(args: argparse.Namespace) -> int:
         return print_errors(exc.errors)
     except SyncFailed as exc:
         return print_errors([f"{exc.reason}: {exc.message}"])
-    print_yaml(*renderer.objects, *renderer.pods)
+    print_documents(args.output, *renderer.objects, *renderer.pods)
     print_errors(renderer.notes)
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,12 @@ def test_a_reader_that_stops_early_is_no_error() -> None:
     assert done.stdout == "---\n"
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 0
+
+
+def test_json_output_is_a_list_as_kubectl_prints_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "-o", "json", "--pods", "--config", CONFIG, PCS]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["apiVersion"], printed["kind"]) == ("v1", "List")
+    kinds = [item["kind"] for item in printed["items"]]
+    assert kinds.count("PodGang") == 8
+    assert kinds.count("Pod") == 2 * (2 + 3 * (1 + 3) + 2 * (1 + 2))
