@@ -52,20 +52,8 @@ async def test_the_command_prints_the_timeline_and_trace_id(
     nc: NatsClient, subjects: Subjects, nats_url: str
 ) -> None:
     await _append(nc, subjects, "demo", gangs=2)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gangway_cli.main",
-        "trace",
-        "ml/demo",
-        f"--prefix={subjects.prefix}",
-        env={**os.environ, "NATS_URL": nats_url},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
-    assert process.returncode == 0, err.decode()
-    text = out.decode()
+    code, text, err = await _trace(f"--prefix={subjects.prefix}", env={"NATS_URL": nats_url})
+    assert code == 0, err
     assert f"trace id: {TRACE}" in text
     assert "PodCliqueSetObserved" in text
     assert "demo-1" in text
