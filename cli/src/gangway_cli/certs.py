@@ -20,10 +20,7 @@ DEFAULT_HOSTS: Final = (
 )
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    certs = subparsers.add_parser(
-        "webhook-certs", help="make a CA and a serving certificate for a local webhook"
-    )
+def add_arguments(certs: argparse.ArgumentParser) -> None:
     certs.add_argument("--out", type=Path, required=True, help="directory to write them into")
     certs.add_argument(
         "--host",

@@ -10,8 +10,7 @@ from gangway_contracts.config import load_operator_config
 from gangway_contracts.errors import FieldError, FieldErrors
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    config = subparsers.add_parser("config", help="operator configuration")
+def add_arguments(config: argparse.ArgumentParser) -> None:
     config_sub = config.add_subparsers(dest="config_command", required=True)
     check = config_sub.add_parser(
         "check", help="validate the scheduler section; print the default and enabled backends"

@@ -69,10 +69,7 @@ FIELD_MANAGER: Final = "gangway-demo"
 BAR: Final = 12
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    demo = subparsers.add_parser(
-        "demo", help="apply sample PodCliqueSets and show their progress (after gangway up)"
-    )
+def add_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--kubeconfig", type=Path, help="default: $KUBECONFIG (gangway up prints it)")
     demo.add_argument("--namespace", default="gangway-demo")
     demo.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for all")

@@ -219,8 +219,7 @@ async def _trust_ca(kube: Kube, target: WebhookCertificate, ca: bytes) -> None:
 # --- command line -------------------------------------------------------------------------
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    deploy = subparsers.add_parser("deploy", help="what an installation needs (deploy/)")
+def add_arguments(deploy: argparse.ArgumentParser) -> None:
     actions = deploy.add_subparsers(dest="action", required=True)
 
     users = actions.add_parser("nats-users", help="print nats-server's authorization block")

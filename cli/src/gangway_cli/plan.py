@@ -12,10 +12,7 @@ from gangway_contracts.errors import FieldErrors
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    plan = subparsers.add_parser(
-        "plan", help="print the PodGangs (and pods) a PodCliqueSet manifest produces"
-    )
+def add_arguments(plan: argparse.ArgumentParser) -> None:
     plan.add_argument(
         "file",
         type=Path,

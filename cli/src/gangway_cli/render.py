@@ -28,10 +28,7 @@ from gangway_podgang.manifests import pod_manifest, podgang_manifest
 from gangway_podgang.plan import PlannedGang
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    render = subparsers.add_parser(
-        "render", help="print what the scheduler backend would create for a PodCliqueSet"
-    )
+def add_arguments(render: argparse.ArgumentParser) -> None:
     render.add_argument("file", type=Path, help="a PodCliqueSet manifest, or PodGang manifests")
     render.add_argument("--config", type=Path, help="operator configuration (scheduler profiles)")
     render.add_argument(

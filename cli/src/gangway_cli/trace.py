@@ -29,10 +29,7 @@ def default_nats_url() -> str:
     return os.environ.get("NATS_URL") or os.environ.get("GANGWAY_NATS_URL", "nats://127.0.0.1:4222")
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    trace = subparsers.add_parser(
-        "trace", help="a PodCliqueSet's timeline from the journal, and its trace id"
-    )
+def add_arguments(trace: argparse.ArgumentParser) -> None:
     trace.add_argument("workload", help="NAMESPACE/NAME of the PodCliqueSet")
     trace.add_argument("--nats-url", default=None, help="default: $NATS_URL or local")
     trace.add_argument("--nats-creds", default=None, help="a .creds file (JWT and seed)")

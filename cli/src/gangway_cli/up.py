@@ -71,8 +71,7 @@ REGISTRATION: Final = REPO / "deploy" / "base" / "validating-webhook.yaml"
 DEFAULT_NODES: Final = NodePool(count=4)
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    up = subparsers.add_parser("up", help="run Gangway locally: control plane, NATS, services")
+def add_arguments(up: argparse.ArgumentParser) -> None:
     up.add_argument(
         "--kubeconfig",
         type=Path,

@@ -23,10 +23,7 @@ from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    validate = subparsers.add_parser(
-        "validate", help="run admission's checks on a PodCliqueSet manifest, offline"
-    )
+def add_arguments(validate: argparse.ArgumentParser) -> None:
     validate.add_argument(
         "file",
         type=Path,

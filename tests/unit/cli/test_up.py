@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -77,19 +78,23 @@ def test_the_webhook_certificate_names_the_host(tmp_path: Path) -> None:
 
 
 def test_local_nodes_come_from_the_flags() -> None:
-    args = build_parser().parse_args(["up", "--nodes", "6", "--node-gpus", "4"])
+    args = parse(["up", "--nodes", "6", "--node-gpus", "4"])
     pool = node_pool(args)
     assert (pool.count, pool.gpus, pool.cpu) == (6, 4, DEFAULT_NODES.cpu)
-    assert node_pool(build_parser().parse_args(["up"])).count == DEFAULT_NODES.count
+    assert node_pool(parse(["up"])).count == DEFAULT_NODES.count
 
 
 def test_negative_nodes_are_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["up", "--nodes", "-1"])
+        parse(["up", "--nodes", "-1"])
     assert "--nodes: must be >= 0" in capsys.readouterr().err
 
 
 def test_nodes_are_for_the_local_cluster_only(capsys: pytest.CaptureFixture[str]) -> None:
-    args = build_parser().parse_args(["up", "--kubeconfig", "k", "--nodes", "2"])
+    args = parse(["up", "--kubeconfig", "k", "--nodes", "2"])
     assert up_run(args) == 2
     assert "--nodes is for the local cluster" in capsys.readouterr().err
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    return build_parser(argv).parse_args(argv)
