@@ -29,7 +29,7 @@ from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import condition, podgangs, pods
+from tests.support.podgang import condition, live_when, podgangs, pods
 from tests.support.store import eventually
 
 # Pods name the scheduler (scheduler-plugins-scheduler); the profile is found by it.
@@ -113,10 +113,7 @@ async def test_a_shared_minimum_is_admitted_said_and_the_gang_placed(
         )
     )
     await server_side_apply(api, pcs, namespace)
-    said = await eventually(
-        partial(live, api, pcs, namespace),
-        lambda p: condition(p, "FeaturesSupported").get("status") == "False",
-    )
+    said = await live_when(api, pcs, namespace, "FeaturesSupported", status="False")
     verdict = condition(said, "FeaturesSupported")
     assert verdict["reason"] == "UnsupportedFeature"
     assert "spec.template.cliques[1].spec.minAvailable: PerPodGroupMinimum" in verdict["message"]

@@ -18,7 +18,7 @@ from tests.support.backends import live
 from tests.support.kai import ensure_queue
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import condition, gated, podgangs, pods, workload
+from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
 
 CONFIG = {
@@ -59,9 +59,8 @@ async def test_default_scheduler_gets_a_workload_per_gang_and_pods_in_its_groups
     for pod in found.values():
         assert pod["spec"][joins]
         assert pod["spec"].get("schedulerName", "default-scheduler") == "default-scheduler"
-    pcs = await eventually(
-        partial(live, api, workload(namespace, "trainer"), namespace),
-        lambda p: condition(p, "PodGangsReady").get("status") == "True",
+    pcs = await live_when(
+        api, workload(namespace, "trainer"), namespace, "PodGangsReady", status="True"
     )
     # Its pods select no node pool: other tests' nodes may or may not be there to take them.
     [status] = pcs["status"]["podGangStatuses"]

@@ -28,7 +28,7 @@ from tests.e2e.workloads import (
 from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import condition, pods
+from tests.support.podgang import condition, live_when, pods
 from tests.support.store import eventually
 
 # Pods name koord-scheduler; the profile is found by it.
@@ -79,10 +79,7 @@ async def test_spare_pods_are_said_and_the_group_binds_once_every_pod_fits(
     await nodes.add(3, gpus=4)
     pcs = leader_and_workers(namespace, nodes, SCHEDULER_NAME, leaders=3)
     await server_side_apply(api, pcs, namespace)
-    said = await eventually(
-        partial(live, api, pcs, namespace),
-        lambda p: condition(p, "FeaturesSupported").get("status") == "False",
-    )
+    said = await live_when(api, pcs, namespace, "FeaturesSupported", status="False")
     assert (
         "spec.template.cliques[0].spec.minAvailable: ElasticGangGroup"
         in condition(said, "FeaturesSupported")["message"]

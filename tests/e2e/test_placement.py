@@ -19,9 +19,8 @@ from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import bound, of_gang, running, whole_gang
-from tests.support.backends import live
 from tests.support.kube import server_side_apply
-from tests.support.podgang import condition, gated, podgangs, pods, workload
+from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
 
 CONFIG = {
@@ -138,10 +137,7 @@ async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(
         gang = await gang_where(api, namespace, name, lambda g: g["status"]["phase"] == "Running")
         assert scheduled(gang)["status"] == "True"
     assert not any(map(gated, every.values()))
-    pcs_live = await eventually(
-        partial(live, api, pcs, namespace),
-        lambda p: condition(p, "PodGangsReady").get("status") == "True",
-    )
+    pcs_live = await live_when(api, pcs, namespace, "PodGangsReady", status="True")
     assert pcs_live["status"]["availableReplicas"] == 1
     progress = pcs_live["status"]["updateProgress"]  # the printer columns' numbers
     assert progress["updatedPodCliquesCount"] == progress["totalPodCliquesCount"] > 0

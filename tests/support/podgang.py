@@ -7,6 +7,7 @@ import contextlib
 import copy
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -22,8 +23,9 @@ from gangway_podgang.settings import PodgangSettings
 from gangway_runtime import tasks
 from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import TEST_LABEL, labelled, only_this_test
+from tests.support.backends import live
 from tests.support.manifests import fixture
-from tests.support.store import running_watcher, until_ready
+from tests.support.store import eventually, running_watcher, until_ready
 
 
 def workload(
@@ -143,6 +145,19 @@ async def pods(api: ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any]:
     found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == type_]
     return found[0] if found else {}
+
+
+async def live_when(
+    api: ApiClient, doc: dict[str, Any], namespace: str, type_: str, **wanted: str
+) -> dict[str, Any]:
+    """The object ``doc`` names as the API server has it, once its condition ``type_``
+    has every field of ``wanted`` (``status="False"``, ``reason="OverLimit"``…)."""
+
+    def holds(found: dict[str, Any]) -> bool:
+        said = condition(found, type_)
+        return all(said.get(key) == value for key, value in wanted.items())
+
+    return await eventually(partial(live, api, doc, namespace), holds)
 
 
 def gated(pod: dict[str, Any]) -> bool:

@@ -16,12 +16,13 @@ from nats.aio.client import Client as NatsClient
 from gangway_contracts import labels
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_runtime.kube import Kube
-from tests.support.backends import live, running_backend
+from tests.support.backends import running_backend
 from tests.support.kube import server_side_apply
 from tests.support.podgang import (
     Podgang,
     condition,
     gated,
+    live_when,
     objects,
     podgangs,
     pods,
@@ -95,10 +96,8 @@ async def test_each_step_is_journaled_and_told_on_the_podcliqueset(
     await eventually(reasons, lambda found: set(steps[1:]) <= found)
 
     # The status write is the reconcile's last: it may trail the Events a moment too.
-    pcs = await eventually(
-        partial(live, api, workload(namespace, "trainer"), namespace),
-        lambda p: condition(p, "PodGangsReady").get("status") == "True",
-    )
+    trainer = workload(namespace, "trainer")
+    pcs = await live_when(api, trainer, namespace, "PodGangsReady", status="True")
     status = pcs["status"]
     assert condition(pcs, "FeaturesSupported")["status"] == "True"
     assert condition(pcs, "BackendAvailable")["status"] == "True"
@@ -136,10 +135,7 @@ async def test_scaled_gangs_wait_until_their_base_gang_is_scheduled(
     for name in scaled:  # initialized and synced, yet held back
         assert condition(gangs[name], labels.INITIALIZED)["status"] == "True"
         assert all(map(gated, by_gang(found)[name]))
-    pcs_live = await eventually(
-        partial(live, api, pcs, namespace),
-        lambda p: condition(p, "PodGangsReady").get("reason") == "WaitingForBaseGang",
-    )
+    pcs_live = await live_when(api, pcs, namespace, "PodGangsReady", reason="WaitingForBaseGang")
     assert condition(pcs_live, "PodGangsReady")["status"] == "False"
     # No scheduler runs here: their release once kube-scheduler binds the base gang is
     # tests/e2e/test_placement.py's.

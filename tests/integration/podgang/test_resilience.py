@@ -26,9 +26,17 @@ from gangway_runtime.status import PODCLIQUESETS as PODCLIQUESETS_API
 from gangway_runtime.streams import ensure_streams
 from tests.integration.podgang.test_flow import CONFIG
 from tests.integration.watcher.conftest import only_this_test
-from tests.support.backends import backend_synced, live, running_backend
+from tests.support.backends import backend_synced, running_backend
 from tests.support.kube import server_side_apply
-from tests.support.podgang import condition, gated, podgangs, pods, running_podgang, workload
+from tests.support.podgang import (
+    condition,
+    gated,
+    live_when,
+    podgangs,
+    pods,
+    running_podgang,
+    workload,
+)
 from tests.support.store import dead_letters, eventually, running_watcher
 from tests.support.stub_backend import NAME, StubBackend
 
@@ -54,10 +62,7 @@ async def test_without_its_backend_no_pod_is_created_and_the_podcliqueset_says_w
         running_podgang(api, nc, subjects, namespace, CONFIG),
     ):
         await server_side_apply(api, pcs, namespace)
-        found = await eventually(
-            partial(live, api, pcs, namespace),
-            lambda p: condition(p, "BackendAvailable").get("status") == "False",
-        )
+        found = await live_when(api, pcs, namespace, "BackendAvailable", status="False")
         available = condition(found, "BackendAvailable")
         assert available["reason"] == "BackendUnavailable"
         assert NAME in available["message"]
@@ -66,10 +71,7 @@ async def test_without_its_backend_no_pod_is_created_and_the_podcliqueset_says_w
 
         async with running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG):
             await converged(api, namespace)
-            found = await eventually(
-                partial(live, api, pcs, namespace),
-                lambda p: condition(p, "BackendAvailable").get("status") == "True",
-            )
+            found = await live_when(api, pcs, namespace, "BackendAvailable", status="True")
 
 
 @pytest.fixture
@@ -249,10 +251,7 @@ async def test_a_podcliqueset_over_the_ceiling_gets_no_podgang_and_says_why(
     pcs["spec"]["replicas"] = 3
     async with running_podgang(api, nc, subjects, namespace, CONFIG, max_pods_per_podcliqueset=8):
         await server_side_apply(api, pcs, namespace)
-        found = await eventually(
-            partial(live, api, pcs, namespace),
-            lambda p: condition(p, "PodGangsReady").get("reason") == "OverLimit",
-        )
+        found = await live_when(api, pcs, namespace, "PodGangsReady", reason="OverLimit")
         ready = condition(found, "PodGangsReady")
         assert ready["status"] == "False"
         assert ready["message"].startswith("spec.replicas: 3 replicas make 12 pods, over the 8")
