@@ -77,6 +77,12 @@ def _one_as_desired(desired: list[Manifest], mirrored: ObjectRecord) -> bool:
     return len(same) == 1 and unchanged(same[0], live)
 
 
+def _workload(podgang: PodGang) -> NamespacedName:
+    """The PodCliqueSet a PodGang is part of: its journal's workload."""
+    meta = podgang.metadata
+    return NamespacedName(namespace=meta.namespace, name=meta.labels.get(labels.PART_OF, meta.name))
+
+
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
@@ -187,18 +193,15 @@ class PodGangHandler:
         """A PodGang synced at its generation has its BackendSynced entry: one lost to a
         crash between the condition write and the journal is made up for here."""
         created = podgang.metadata.creation_timestamp
-        if created:
+        name = podgang.metadata.name
+        if created and self.journal.missing(BackendSynced, _workload(podgang), name):
             event = BackendSynced(resources=[], **self._common(podgang))
             await self.journal.ensure(event, datetime.fromisoformat(created))
 
     def _common(self, podgang: PodGang) -> dict[str, Any]:
         """The fields every journal entry about ``podgang`` carries."""
-        workload = NamespacedName(
-            namespace=podgang.metadata.namespace,
-            name=podgang.metadata.labels.get(labels.PART_OF, podgang.metadata.name),
-        )
         return {
-            "workload": workload,
+            "workload": _workload(podgang),
             "at": datetime.now(UTC),
             "service": self.durable,
             "trace_id": tracing.trace_id_hex(),

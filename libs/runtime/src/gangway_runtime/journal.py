@@ -18,7 +18,8 @@ from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge
 
 from gangway_contracts.codec import MALFORMED, from_json, to_json
-from gangway_contracts.events import AnyJournalEvent, JournalEvent, event_type
+from gangway_contracts.events import AnyJournalEvent, JournalEvent
+from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.subjects import MSG_ID_HEADER, Subjects
 
 log = logging.getLogger(__name__)
@@ -45,9 +46,14 @@ JOURNAL_DROPPED = Counter(
 
 def subject_of(subjects: Subjects, event: JournalEvent) -> str:
     """The journal subject of ``event``: its workload's, by event type and PodGang."""
-    workload = event.workload
-    podgang: str = getattr(event, "podgang", "")
-    return subjects.journal(workload.namespace, workload.name, event_type(event), podgang)
+    return step_subject(subjects, type(event), event.workload, getattr(event, "podgang", ""))
+
+
+def step_subject(
+    subjects: Subjects, kind: type[JournalEvent], workload: NamespacedName, podgang: str
+) -> str:
+    """The journal subject of ``kind`` entries about ``workload`` (and one PodGang)."""
+    return subjects.journal(workload.namespace, workload.name, kind.__name__, podgang)
 
 
 class _Stored(msgspec.Struct):
@@ -91,12 +97,18 @@ class JournalWriter:
         self._queued.set()
         self._remember(subject)
 
+    def missing(self, kind: type[JournalEvent], workload: NamespacedName, podgang: str) -> bool:
+        """Whether the journal may lack a ``kind`` entry about ``podgang``: this process
+        neither put one nor found one in the store. False is the common answer, and costs
+        no event built: call :meth:`ensure` only on True."""
+        return step_subject(self._subjects, kind, workload, podgang) not in self._journaled
+
     async def ensure(self, event: JournalEvent, since: datetime) -> None:
         """Journal ``event`` unless its subject (its workload, type and PodGang) holds an
         entry from ``since`` on (the creation of the object it is about). A service calls
-        this for every step the cluster shows done: an entry a crash lost between the write
-        and the journal is made up for, level-triggered, and stamped when it was found.
-        The store is asked once per subject per process."""
+        this for every step the cluster shows done (when :meth:`missing`): an entry a crash
+        lost between the write and the journal is made up for, level-triggered, and stamped
+        when it was found. The store is asked once per subject per process."""
         subject = subject_of(self._subjects, event)
         if subject in self._journaled:
             return

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import msgspec
 from nats.aio.client import Client as NatsClient
@@ -25,7 +26,7 @@ from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
-from gangway_contracts.k8s import Condition, find_condition
+from gangway_contracts.k8s import Condition, NamespacedName, find_condition
 from gangway_contracts.limits import Limits, over_limits
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
@@ -226,26 +227,33 @@ class Reconciler:
     async def _journal_what_is_done(self, step: Step) -> None:
         """Every step the cluster shows done for a gang has its journal entry: one lost to a
         crash between a write and its entry is made up for here (journaled, once, when
-        found)."""
+        found). Entries this process put or found cost a set lookup, no event built."""
+        writer = self.reporter.journal_writer
         common = self.reporter.common(step.pcs)
+        workload: NamespacedName = common["workload"]
         found: list[Awaitable[None]] = []
         for gang in step.plan.gangs:
             live = step.workload.podgangs.get(gang.name)
             if live is None or not live.metadata.creation_timestamp:
                 continue
-            since = datetime.fromisoformat(live.metadata.creation_timestamp)
-            done: list[events.JournalEvent] = [
-                events.PodGangCreated(**common, podgang=gang.name, backend=step.backend)
-            ]
             names = [name for _, _, name in gang.pods]
             pods = [step.workload.pods.get(name) for name in names]
+            about = {**common, "podgang": gang.name}
+            done: list[tuple[type[events.JournalEvent], dict[str, Any]]] = [
+                (events.PodGangCreated, {**about, "backend": step.backend})
+            ]
             if all(pods):
-                done.append(events.PodsCreated(**common, podgang=gang.name, pods=names))
+                done.append((events.PodsCreated, {**about, "pods": names}))
             if progress.initialized_status_of(live) is True:
-                done.append(events.PodGangInitialized(**common, podgang=gang.name))
+                done.append((events.PodGangInitialized, about))
             if all(pod is not None and not pod.is_gated(GATE) for pod in pods):
-                done.append(events.GatesLifted(**common, podgang=gang.name, pods=names))
-            found += [self.reporter.journal_writer.ensure(event, since) for event in done]
+                done.append((events.GatesLifted, {**about, "pods": names}))
+            since = datetime.fromisoformat(live.metadata.creation_timestamp)
+            found += [
+                writer.ensure(kind(**fields), since)
+                for kind, fields in done
+                if writer.missing(kind, workload, gang.name)
+            ]
         await asyncio.gather(*found)
 
     async def _backend_trouble(self, key: WorkloadKey, step: Step, reason: str, why: str) -> None:
