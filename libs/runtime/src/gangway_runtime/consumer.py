@@ -70,7 +70,8 @@ DEAD_LETTERS = Counter(
 )
 HELD = Gauge(
     "gangway_consumer_held_messages",
-    "Messages taken and not yet acknowledged (queued, being handled, or backing off)",
+    "Messages taken and not yet acknowledged (queued, being handled, or backing off), as "
+    "the last heartbeat counted them",
     ["consumer"],
 )
 
@@ -256,7 +257,6 @@ class Consumer(Generic[K]):
                 # queued or being handled takes no worker, so bursts still coalesce.
                 for msg in await self._fetch_batch(self._idle - self.queue.ready):
                     await self._take(msg)
-                HELD.labels(self.durable).set(sum(1 for _ in self.queue.held()))
         finally:
             if self._sub is not None:
                 with contextlib.suppress(Exception):
