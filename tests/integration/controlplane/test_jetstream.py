@@ -1,11 +1,11 @@
-"""JetStream on the real nats-server: ack'd consumption, KV, de-duplication by message id."""
+"""JetStream on the real nats-server: ack'd consumption, KV by revision, de-duplication."""
 
 from __future__ import annotations
 
-import asyncio
-
+import pytest
 from nats.aio.client import Client as NatsClient
 from nats.js.api import StreamConfig
+from nats.js.errors import KeyWrongLastSequenceError
 
 from gangway_contracts.subjects import MSG_ID_HEADER, Kind, ObjectKey, Subjects
 
@@ -52,21 +52,23 @@ async def test_dedup_by_message_id_and_one_entry_per_subject(
     assert last.data == b"v2"
 
 
-async def test_key_value_put_get_watch(nc: NatsClient, subjects: Subjects) -> None:
+async def test_key_value_create_update_delete_by_revision(
+    nc: NatsClient, subjects: Subjects
+) -> None:
+    """What the per-key leases stand on: a create fails while the key is held, and an
+    update or delete names the revision it expects."""
     js = nc.jetstream()
     bucket = f"{subjects.objects_stream}_KV"
     kv = await js.create_key_value(bucket=bucket)
     try:
-        watcher = await kv.watchall()
-        await kv.put("podgang.ns.gang-0", b"a")
-        await kv.put("podgang.ns.gang-0", b"b")
+        first = await kv.create("podgang.ns.gang-0", b"a")
+        with pytest.raises(KeyWrongLastSequenceError):
+            await kv.create("podgang.ns.gang-0", b"b")
+        second = await kv.update("podgang.ns.gang-0", b"b", last=first)
+        with pytest.raises(KeyWrongLastSequenceError):
+            await kv.update("podgang.ns.gang-0", b"c", last=first)
         assert (await kv.get("podgang.ns.gang-0")).value == b"b"
-        seen: list[bytes] = []
-        while len(seen) < 2:
-            update = await asyncio.wait_for(watcher.updates(timeout=5), 10)
-            if update is not None:
-                seen.append(update.value)
-        assert seen == [b"a", b"b"]
-        await watcher.stop()
+        await kv.delete("podgang.ns.gang-0", last=second)
+        assert (await kv.create("podgang.ns.gang-0", b"c")) > second
     finally:
         await js.delete_key_value(bucket)
