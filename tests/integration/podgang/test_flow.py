@@ -111,6 +111,27 @@ async def test_each_step_is_journaled_and_told_on_the_podcliqueset(
     ), told
 
 
+async def test_a_large_workload_is_told_in_a_handful_of_events(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    """One Event per kind of step a write round took, counting the gangs and pods it did:
+    40 gangs of 4 pods are told in a few Events, not 160 (the journal keeps each gang's)."""
+    pcs = workload(namespace, "fleet")
+    pcs["spec"]["replicas"] = 40
+    await server_side_apply(api, pcs, namespace)
+
+    async def told() -> list[dict[str, Any]]:
+        found = await objects(api, namespace, "/apis/events.k8s.io/v1/namespaces/{ns}/events")
+        return [e for e in found.values() if e["regarding"]["name"] == "fleet"]
+
+    def counted(found: list[dict[str, Any]], reason: str) -> int:
+        notes = [e["note"] for e in found if e["reason"] == reason]
+        return sum(int(m[1]) for n in notes if (m := re.search(r"on (\d+) pods", n)))
+
+    found = await eventually(told, lambda found: counted(found, "GatesLifted") == 160)
+    assert len(found) <= 10, [(e["reason"], e["note"]) for e in found]
+
+
 async def test_scaled_gangs_wait_until_their_base_gang_is_scheduled(
     api: ApiClient, namespace: str, gangway: Podgang
 ) -> None:

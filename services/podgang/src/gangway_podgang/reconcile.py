@@ -148,7 +148,10 @@ class Reconciler:
             rounds += 1
             if rounds == 1:
                 await self._planned(step)
-            expected = await self._apply_while_wanted(key, step, learned)
+            try:
+                expected = await self._apply_while_wanted(key, step, learned)
+            finally:
+                await self.reporter.say(step.pcs)  # what the round did, even if not all
             if not await self._mirrored(key, expected):
                 log.warning("%s/%s: own writes not mirrored after %.0fs", *key, self.wait_seconds)
             step = self._decide(key)

@@ -1,5 +1,6 @@
-"""Saying what happened: a journal event on the bus and a Kubernetes Event on the
-PodCliqueSet, for every step of its gangs.
+"""Saying what happened: a journal event on the bus for every step of every gang, and on the
+PodCliqueSet one Kubernetes Event per kind of step a write round took (a 500-gang workload
+gets a handful, not 2 000: the journal keeps each gang's, `gangway trace` shows them).
 
 Both are best effort: losing one must never undo or repeat a write, so failures are logged
 and the reconcile goes on.
@@ -7,12 +8,15 @@ and the reconcile goes on.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 import secrets
 import socket
 from datetime import UTC, datetime
 from typing import Any
 
+from gangway_contracts import events
 from gangway_contracts.events import JournalEvent, event_type
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import NamespacedName
@@ -24,6 +28,7 @@ log = logging.getLogger(__name__)
 
 EVENTS = ApiResource("events.k8s.io", "v1", "events")
 REPORTING_CONTROLLER = "gangway.dev/podgang"
+NOTE_LIMIT = 1024  # events.k8s.io/v1 refuses a longer note
 
 
 class Reporter:
@@ -32,6 +37,9 @@ class Reporter:
         self.journal_writer = journal
         self.service = service
         self.instance = socket.gethostname()
+        # What a write round did and has not said yet: by PodCliqueSet uid, then by reason.
+        # One reconcile of a workload runs at a time, so a round fills and says its own.
+        self._unsaid: dict[str, dict[str, list[JournalEvent]]] = {}
 
     def common(self, pcs: PodCliqueSet) -> dict[str, Any]:
         """The fields every journal event of this workload carries."""
@@ -42,11 +50,18 @@ class Reporter:
             "trace_id": tracing.trace_id_hex(),
         }
 
-    async def report(
-        self, pcs: PodCliqueSet, event: JournalEvent, note: str, warning: bool = False
-    ) -> None:
+    async def report(self, pcs: PodCliqueSet, event: JournalEvent) -> None:
+        """Journal the step now; tell it on the PodCliqueSet with the round's others (`say`)."""
         await self.journal(event)
-        await self.kube_event(pcs, event_type(event), note, warning)
+        unsaid = self._unsaid.setdefault(pcs.metadata.uid, {})
+        unsaid.setdefault(event_type(event), []).append(event)
+
+    async def say(self, pcs: PodCliqueSet) -> None:
+        """One Event per kind of step reported for this workload since the last call."""
+        unsaid = self._unsaid.pop(pcs.metadata.uid, {})
+        await asyncio.gather(
+            *(self.kube_event(pcs, reason, note(steps), False) for reason, steps in unsaid.items())
+        )
 
     async def journal(self, event: JournalEvent, once: str = "") -> None:
         # Buffered and stored in order, retried through a failover: never waited for here.
@@ -80,3 +95,44 @@ class Reporter:
             await self.kube.request("POST", EVENTS.path(meta.namespace), body=event)
         except KubeError as exc:
             log.warning("event %s on %s/%s: %s", reason, meta.namespace, meta.name, exc)
+
+
+def note(steps: list[JournalEvent]) -> str:
+    """What one kind of step did to how many gangs and pods, naming as many gangs as fit."""
+    first = steps[0]
+    pods = sum(len(getattr(step, "pods", ())) for step in steps)
+    gangs = sorted((str(getattr(step, "podgang", "")) for step in steps), key=_natural)
+    noun = "PodGang" if len(gangs) == 1 else f"{len(gangs)} PodGangs"
+    match first:
+        case events.PodGangCreated(backend=backend):
+            said = f"{noun} created for {backend}"
+        case events.PodGangDeleted():
+            said = f"{noun} deleted: no longer planned"
+        case events.PodGangInitialized():
+            said = f"{noun} initialized: every pod exists"
+        case events.PodsCreated():
+            said = f"{pods} pods created, gated, for {noun}"
+        case events.GatesLifted():
+            said = f"scheduling gates lifted on {pods} pods of {noun}"
+        case _:
+            said = f"{event_type(first)} for {noun}"
+    return f"{said}: {named(gangs, NOTE_LIMIT - len(said) - 2)}"
+
+
+def named(names: list[str], room: int) -> str:
+    """The names, comma-separated, as many as fit in ``room``, then "and N more"."""
+    reserve = len(f" and {len(names)} more")
+    shown: list[str] = []
+    used = 0
+    for i, name in enumerate(names):
+        last = i == len(names) - 1
+        if used + len(name) + (0 if last else reserve) > room:
+            return f"{', '.join(shown)} and {len(names) - i} more"
+        shown.append(name)
+        used += len(name) + 2
+    return ", ".join(shown)
+
+
+def _natural(name: str) -> list[str | int]:
+    """fleet-2 before fleet-10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]

@@ -233,7 +233,6 @@ class Actuator:
         await self.reporter.report(
             pcs,
             events.PodGangCreated(**self.reporter.common(pcs), podgang=gang.name, backend=backend),
-            f"PodGang {gang.name} created for {backend}",
         )
         written = await self._write(
             Kind.PODGANG,
@@ -256,7 +255,6 @@ class Actuator:
             await self.reporter.report(
                 pcs,
                 events.PodGangDeleted(**self.reporter.common(pcs), podgang=meta.name),
-                f"PodGang {meta.name} deleted: no longer planned",
             )
         return [Expectation(kind, meta.name, None)]
 
@@ -293,7 +291,6 @@ class Actuator:
             await self.reporter.report(
                 pcs,
                 events.PodGangInitialized(**self.reporter.common(pcs), podgang=name),
-                f"PodGang {name} initialized: every pod exists",
             )
         return [Expectation(Kind.PODGANG, name, _version(written))]
 
@@ -319,7 +316,6 @@ class Actuator:
         await self.reporter.report(
             pcs,
             events.PodsCreated(**self.reporter.common(pcs), podgang=gang.name, pods=names),
-            f"{len(names)} pods of PodGang {gang.name} created, gated",
         )
         return [
             Expectation(Kind.POD, name, _version(written))
@@ -427,7 +423,6 @@ class Actuator:
         await self.reporter.report(
             pcs,
             events.GatesLifted(**self.reporter.common(pcs), podgang=gang, pods=names),
-            f"scheduling gates lifted on {len(names)} pods of PodGang {gang}",
         )
         return [
             Expectation(Kind.POD, name, _version(found))
