@@ -10,7 +10,9 @@ The chaos tests assert it; ``bench/chaos.py`` times it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -40,7 +42,11 @@ CONFIG: Final = {
     "profiles": [{"name": "default-scheduler", "default": True, "config": {"gangScheduling": True}}]
 }
 # Messages a dead replica held move to a live one within the ack deadline: short here.
-SETTINGS: Final = {"GANGWAY_LOG_LEVEL": "INFO", "GANGWAY_ACK_WAIT_SECONDS": "5"}
+SETTINGS: Final = {
+    "GANGWAY_LOG_LEVEL": "INFO",
+    "GANGWAY_LOG_FORMAT": "json",
+    "GANGWAY_ACK_WAIT_SECONDS": "5",
+}
 NAME: Final = "chaos"  # the workload's PodCliqueSet
 # Generous: deadlines, not measures (bench/chaos.py measures).
 CONVERGED_WITHIN: Final = 180.0
@@ -326,3 +332,17 @@ async def deleted(system: System, api: ApiClient, namespace: str) -> State:
     await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, NAME))
     probe = partial(state, api, system.cp, namespace)
     return await until(probe, State.empty, CONVERGED_WITHIN)
+
+
+def logged(system: System, name: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """A service's log (JSON by the chaos settings): the objects, and the lines that are
+    not one. A line torn by a kill -9 is neither: it is left out."""
+    found: list[dict[str, Any]] = []
+    other: list[str] = []
+    for line in (system.workdir / "logs" / f"{name}.log").read_text().splitlines():
+        if not line.startswith("{"):
+            other.append(line)
+            continue
+        with contextlib.suppress(json.JSONDecodeError):
+            found.append(json.loads(line))
+    return found, other

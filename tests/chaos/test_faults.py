@@ -8,8 +8,9 @@ Timing is not asserted (a generous deadline only); bench/chaos.py records it.
 from __future__ import annotations
 
 import asyncio
+import re
 from functools import partial
-from typing import Final
+from typing import Any, Final
 
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
@@ -27,6 +28,7 @@ from tests.chaos.scenario import (
     deleted,
     journal_complete,
     kill_the_first_replicas,
+    logged,
     part_built,
     second_replicas,
     state,
@@ -51,8 +53,24 @@ async def _converges_and_cleans_up(
     )
     assert found.owners_unique()
     assert outcome.journal_gaps == []
+    _logged_with_key_and_trace(system, f"{namespace}/{NAME}")
     left = await deleted(system, api, namespace)
     assert left.empty(), (sorted(left.podgangs), sorted(left.pods), sorted(left.workloads))
+
+
+def _logged_with_key_and_trace(system: System, key: str) -> None:
+    """Every service logs JSON, and podgang's line for each reconcile that wrote (in any
+    replica's log) names the workload and its trace."""
+    lines: list[dict[str, Any]] = []
+    for log in (system.workdir / "logs").glob("*.log"):
+        found, other = logged(system, log.stem)
+        assert other == [], (log.name, other[:5])
+        lines += found if log.stem.startswith("podgang") else []
+    reconciled = [line for line in lines if "write rounds" in line["message"]]
+    assert reconciled, lines[-5:]
+    for line in reconciled:
+        assert line["key"] == key, line
+        assert re.fullmatch("[0-9a-f]{32}", line["trace_id"]), line
 
 
 @pytest.mark.parametrize("fault", FAULTS)

@@ -62,4 +62,4 @@ async def _main(backend: Backend, settings: BackendSettings) -> None:
 
 def run(backend: Backend, settings: BackendSettings | None = None) -> None:
     settings = settings or load_settings(BackendSettings)
-    run_service(partial(_main, backend, settings), settings.log_level)
+    run_service(partial(_main, backend, settings), settings)

@@ -43,7 +43,7 @@ from prometheus_client import Counter, Gauge
 
 from gangway_contracts.codec import MALFORMED
 from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Subjects
-from gangway_runtime import tasks
+from gangway_runtime import logs, tasks
 from gangway_runtime.kube import KubeError
 from gangway_runtime.leases import Leases
 from gangway_runtime.settings import ConsumerSettings
@@ -326,7 +326,8 @@ class Consumer(Generic[K]):
             finally:
                 self._idle -= 1
             try:
-                await self._handle(key, msgs)
+                with logs.handling(key):  # every line about it names it
+                    await self._handle(key, msgs)
             except Exception:  # a bug in the kit itself: log, never stop the worker
                 log.exception("%s: unexpected failure handling %s", self.durable, key)
                 self.queue.done(key)

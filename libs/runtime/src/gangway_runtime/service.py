@@ -15,8 +15,9 @@ from nats.js import JetStreamContext
 
 from gangway_runtime import bus, tasks
 from gangway_runtime.kube import Kube, api_client
+from gangway_runtime.logs import configure_logging
 from gangway_runtime.probes import Probes
-from gangway_runtime.settings import ServiceSettings, configure_logging
+from gangway_runtime.settings import ServiceSettings
 from gangway_runtime.streams import ensure_streams
 from gangway_runtime.tracing import setup_tracing
 
@@ -61,10 +62,12 @@ async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Con
         await probes.stop()
 
 
-def run(main: Callable[[], Coroutine[Any, Any, None]], log_level: str = "INFO") -> None:
+def run(
+    main: Callable[[], Coroutine[Any, Any, None]], settings: ServiceSettings | None = None
+) -> None:
     """Run ``main`` until it returns or SIGTERM/SIGINT arrives; then cancel it, which lets
-    every ``async with`` and task group inside it close in order."""
-    configure_logging(log_level)
+    every ``async with`` and task group inside it close in order. Logs as ``settings`` say."""
+    configure_logging(settings or ServiceSettings())
 
     async def supervise() -> None:
         task = asyncio.create_task(main())

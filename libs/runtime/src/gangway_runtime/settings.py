@@ -6,7 +6,6 @@ settings use ``__``: ``GANGWAY_STREAMS__REPLICAS=3``.
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
@@ -17,6 +16,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
 from gangway_contracts.limits import MAX_GANGS, MAX_PODS, Limits
 from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
+
+LogFormat = Literal["text", "json"]
 
 
 class StreamSettings(BaseModel):
@@ -52,6 +53,8 @@ class ServiceSettings(BaseSettings):
     http_host: str = "0.0.0.0"
     http_port: int = Field(default=8080, ge=0, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"  # any case: info, Info
+    # text for a terminal, json for a log pipeline; either names the key and trace handled.
+    log_format: LogFormat = "text"
     streams: StreamSettings = StreamSettings()
     # The operator configuration (scheduler profiles). Unset: default-scheduler alone,
     # without gang scheduling.
@@ -71,6 +74,11 @@ class ServiceSettings(BaseSettings):
     @classmethod
     def _any_case(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
 
     @property
     def subjects(self) -> Subjects:
@@ -145,10 +153,3 @@ def load_settings(kind: type[Settings]) -> Settings:
             reason = error["msg"].removeprefix("Value error, ")  # a validator's own words
             print(f"{variable}: {reason}", file=sys.stderr)
         raise SystemExit(2) from None
-
-
-def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )

@@ -20,4 +20,4 @@ async def main(settings: AdmissionSettings) -> None:
 
 if __name__ == "__main__":
     settings = load_settings(AdmissionSettings)  # the certificate paths are required: GANGWAY_TLS_*
-    run(partial(main, settings), settings.log_level)
+    run(partial(main, settings), settings)

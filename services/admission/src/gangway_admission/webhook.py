@@ -35,7 +35,7 @@ from gangway_contracts.events import AdmissionRejected
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.rpc import ValidateRequest
-from gangway_runtime import tracing
+from gangway_runtime import logs, tracing
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("gangway.admission")
@@ -94,18 +94,23 @@ class Webhook:
     async def review(self, request: AdmissionRequest) -> Verdict:
         if request.operation not in ("CREATE", "UPDATE"):
             return Verdict(allowed=True, reason=Reason.ADMITTED)
-        pcs = read_podcliqueset(request.object, "object")
-        trace_id = ""
-        if isinstance(pcs, FieldError):
-            verdict = rejected(Reason.MALFORMED, [pcs])
-        else:
+        with logs.handling((request.namespace, request.name)):
+            pcs = read_podcliqueset(request.object, "object")
+            if isinstance(pcs, FieldError):
+                verdict = rejected(Reason.MALFORMED, [pcs])
+                await self._said(request, verdict)
+                return verdict
             with tracer.start_as_current_span(
                 "admission review", context=tracing.workload_context(pcs.metadata.uid)
             ) as span:
                 span.set_attribute("gangway.operation", request.operation)
                 verdict = await self._timed(request, pcs)
                 span.set_attribute("gangway.allowed", verdict.allowed)
-                trace_id = tracing.trace_id_hex()
+                await self._said(request, verdict)  # in the span: the log line has its trace
+                return verdict
+
+    async def _said(self, request: AdmissionRequest, verdict: Verdict) -> None:
+        """Count, log and (a real rejection) journal the verdict."""
         result = "admitted" if verdict.allowed else "rejected"
         metrics.REVIEWS.labels(request.operation, result, verdict.reason.value).inc()
         log.info(
@@ -118,8 +123,7 @@ class Webhook:
             f": {verdict.message}" if not verdict.allowed else "",
         )
         if not verdict.allowed and not request.dry_run:
-            await self._journal(request, verdict, trace_id)
-        return verdict
+            await self._journal(request, verdict, tracing.trace_id_hex())
 
     async def _timed(self, request: AdmissionRequest, pcs: PodCliqueSet) -> Verdict:
         old = None

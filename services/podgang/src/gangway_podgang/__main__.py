@@ -20,4 +20,4 @@ async def main(settings: PodgangSettings) -> None:
 
 if __name__ == "__main__":
     settings = load_settings(PodgangSettings)
-    run(partial(main, settings), settings.log_level)
+    run(partial(main, settings), settings)

@@ -23,4 +23,4 @@ async def main(settings: WatcherSettings) -> None:
 
 if __name__ == "__main__":
     settings = load_settings(WatcherSettings)
-    run(partial(main, settings), settings.log_level)
+    run(partial(main, settings), settings)
