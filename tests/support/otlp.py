@@ -1,5 +1,5 @@
-"""A minimal OTLP/HTTP trace receiver: what a collector would get from the services'
-exporters, decoded with OpenTelemetry's own protobuf definitions."""
+"""Minimal OTLP trace receivers, over HTTP and over gRPC: what a collector would get from the
+services' exporters, decoded with OpenTelemetry's own protobuf and gRPC definitions."""
 
 from __future__ import annotations
 
@@ -8,10 +8,15 @@ import gzip
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+import grpc
 from aiohttp import web
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import (
+    TraceServiceServicer,
+    add_TraceServiceServicer_to_server,
 )
 
 from gangway_runtime.probes import bound_port
@@ -40,6 +45,11 @@ class Receiver:
             body = gzip.decompress(body)
         message = ExportTraceServiceRequest()
         message.ParseFromString(body)
+        self.record(message)
+        answer = ExportTraceServiceResponse().SerializeToString()
+        return web.Response(body=answer, content_type="application/x-protobuf")
+
+    def record(self, message: ExportTraceServiceRequest) -> None:
         for resource_spans in message.resource_spans:
             service = next(
                 (
@@ -60,8 +70,6 @@ class Receiver:
                     )
                     for span in scope.spans
                 ]
-        answer = ExportTraceServiceResponse().SerializeToString()
-        return web.Response(body=answer, content_type="application/x-protobuf")
 
 
 @contextlib.asynccontextmanager
@@ -78,3 +86,28 @@ async def otlp_receiver() -> AsyncIterator[Receiver]:
         yield receiver
     finally:
         await runner.cleanup()
+
+
+class _TraceService(TraceServiceServicer):
+    def __init__(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+
+    async def Export(
+        self, request: ExportTraceServiceRequest, context: object
+    ) -> ExportTraceServiceResponse:
+        self.receiver.record(request)
+        return ExportTraceServiceResponse()
+
+
+@contextlib.asynccontextmanager
+async def otlp_grpc_receiver() -> AsyncIterator[Receiver]:
+    receiver = Receiver()
+    server = grpc.aio.server()
+    add_TraceServiceServicer_to_server(_TraceService(receiver), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    receiver.endpoint = f"http://127.0.0.1:{port}"
+    try:
+        yield receiver
+    finally:
+        await server.stop(grace=None)

@@ -41,6 +41,27 @@ def test_a_bad_setting_is_one_line_naming_the_variable(service: str) -> None:
     assert any(line.startswith(named) for line in lines), lines
 
 
+def test_an_otlp_protocol_not_supported_stops_the_service_in_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gangway_watcher"],
+        env={
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+            "GANGWAY_HTTP_PORT": "0",
+            "PATH": "",
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "cannot start: OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' is not supported" in (
+        done.stderr
+    )
+
+
 @pytest.mark.parametrize(
     ("written", "servers"),
     [

@@ -19,7 +19,7 @@ from gangway_runtime.logs import configure_logging
 from gangway_runtime.probes import Probes
 from gangway_runtime.settings import ServiceSettings
 from gangway_runtime.streams import ensure_streams
-from gangway_runtime.tracing import setup_tracing
+from gangway_runtime.tracing import TracingSettingError, setup_tracing
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,10 @@ class Connections:
 async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Connections]:
     """Probes first (so a slow dependency shows as not ready, not as a dead pod), then NATS
     with the streams provisioned, then the API server; closed in reverse."""
-    setup_tracing(name)
+    try:
+        setup_tracing(name)
+    except TracingSettingError as exc:
+        raise CannotStart(str(exc)) from None
     probes = Probes()
     await probes.start(settings.http_host, settings.http_port)
     connected: list[NatsClient] = []  # not ready before NATS answers, nor while it is gone

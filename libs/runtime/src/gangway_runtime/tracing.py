@@ -14,41 +14,92 @@ from collections.abc import Mapping, MutableMapping
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.sampling import Decision, Sampler
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from gangway_contracts.subjects import TRACEPARENT_HEADER
 
 _PROPAGATOR = TraceContextTextMapPropagator()
+# The signal's own variable first, as OpenTelemetry's specification orders them.
+_PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+
+
+class TracingSettingError(ValueError):
+    """An OTEL_* variable this process cannot follow; the message names it."""
+
+
+def tracer_provider(service_name: str) -> TracerProvider:
+    """The SDK as OpenTelemetry's variables say: the sampler (``OTEL_TRACES_SAMPLER``, read
+    by the SDK), the service name (``OTEL_SERVICE_NAME`` or ``OTEL_RESOURCE_ATTRIBUTES``,
+    else ``service_name``), and spans exported over OTLP when an endpoint is set, by
+    ``OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL`` (``http/protobuf``, the default, or ``grpc``)."""
+    resource = Resource.create()
+    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({SERVICE_NAME: service_name}))
+    provider = TracerProvider(resource=resource)
+    env = os.environ
+    if env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        provider.add_span_processor(BatchSpanProcessor(_exporter(env)))
+    return provider
+
+
+def _exporter(env: Mapping[str, str]) -> SpanExporter:
+    variable = next((v for v in _PROTOCOL_VARIABLES if env.get(v)), _PROTOCOL_VARIABLES[-1])
+    protocol = env.get(variable, "http/protobuf")
+    # Imported for the protocol chosen only: each pulls in its transport.
+    if protocol == "http/protobuf":
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
+            OTLPSpanExporter as HttpExporter,
+        )
+
+        return HttpExporter()
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # noqa: PLC0415
+            OTLPSpanExporter as GrpcExporter,
+        )
+
+        return GrpcExporter()
+    raise TracingSettingError(f"{variable}: {protocol!r} is not supported: grpc or http/protobuf")
 
 
 def setup_tracing(service_name: str) -> TracerProvider:
-    """Install the SDK; spans go to OTLP when ``OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT`` is set."""
-    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
-    env = os.environ
-    if env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
-            OTLPSpanExporter,
-        )
-
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    """Install the SDK for this process (see ``tracer_provider``)."""
+    provider = tracer_provider(service_name)
     trace.set_tracer_provider(provider)
     return provider
 
 
-def workload_context(uid: str) -> Context:
-    """The remote parent every span of one PodCliqueSet hangs from, derived from its uid."""
+def workload_context(uid: str, sampler: Sampler | None = None) -> Context:
+    """The remote parent every span of one PodCliqueSet hangs from, derived from its uid.
+
+    Whether the workload is sampled is decided here, as for a root span, by the installed
+    sampler on the trace id: a ratio sampler decides the same for one trace id in every
+    service, so a workload is traced whole or not at all, and ``parentbased_*`` samplers
+    follow that decision."""
     digest = hashlib.sha256(uid.encode()).digest()
+    trace_id = int.from_bytes(digest[:16], "big") or 1
     parent = SpanContext(
-        trace_id=int.from_bytes(digest[:16], "big") or 1,
+        trace_id=trace_id,
         span_id=int.from_bytes(digest[16:24], "big") or 1,
         is_remote=True,
-        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        trace_flags=TraceFlags(TraceFlags.SAMPLED if _sampled(trace_id, sampler) else 0),
     )
     return trace.set_span_in_context(NonRecordingSpan(parent))
+
+
+def _sampled(trace_id: int, sampler: Sampler | None) -> bool:
+    if sampler is None:  # the installed provider's
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            return True  # no SDK: nothing is recorded anyway; the trace id still travels
+        sampler = provider.sampler
+    # An empty context: no parent, so a parentbased_* sampler asks its root sampler.
+    decision = sampler.should_sample(Context(), trace_id, "workload").decision
+    return decision == Decision.RECORD_AND_SAMPLE
 
 
 def context_from_traceparent(traceparent: str | None) -> Context | None:
