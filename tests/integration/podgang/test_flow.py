@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
+from prometheus_client import REGISTRY
 
 from gangway_contracts import labels
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
@@ -67,6 +68,11 @@ async def test_a_podcliqueset_becomes_an_initialized_gang_of_prepared_ungated_po
         assert pod["spec"]["schedulerName"] == NAME  # prepared by the backend
         owner = pod["metadata"]["ownerReferences"][0]
         assert (owner["kind"], owner["uid"]) == ("PodGang", gang["metadata"]["uid"])
+    # Every request counted by what it asked and what it got.
+    created = {"method": "POST", "resource": "pods", "code": "201"}
+    assert (REGISTRY.get_sample_value("gangway_api_requests_total", created) or 0) >= 4
+    status = {"method": "PATCH", "resource": "podgangs.scheduler.grove.io/status"}
+    assert (REGISTRY.get_sample_value("gangway_api_request_seconds_count", status) or 0) >= 1
 
 
 async def test_each_step_is_journaled_and_told_on_the_podcliqueset(

@@ -12,6 +12,7 @@ from functools import partial
 
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
+from prometheus_client import REGISTRY
 
 from gangway_contracts.subjects import ObjectKey, Subjects
 from gangway_runtime import tasks
@@ -128,3 +129,22 @@ async def test_transient_failures_retry_on_others_go_to_dead_letter(
     [(subject, error)] = letters
     assert subject.endswith(".broken-y")
     assert error == "RuntimeError: always fails"
+
+
+async def test_the_backlog_is_counted_from_the_servers_consumer(
+    nc: NatsClient, subjects: Subjects
+) -> None:
+    """One worker on five slow keys: the messages not yet delivered show as pending, then
+    none once all are handled."""
+    await ensure_streams(nc.jetstream(), subjects, StreamSettings(storage="memory"))
+    handler = Recorder()
+    labels = {"consumer": subjects.service_name("test")}
+
+    async def counted() -> float:
+        return REGISTRY.get_sample_value("gangway_consumer_pending_messages", labels) or 0.0
+
+    async with consuming(nc, subjects, handler, workers=1):
+        await publish(nc, subjects, *[f"slow-{i}" for i in range(5)])
+        await eventually(counted, lambda pending: pending >= 2)
+        await eventually(lambda: asyncio.sleep(0, handler.handled), lambda h: len(h) == 5)
+        await eventually(counted, lambda pending: pending == 0)

@@ -74,6 +74,17 @@ HELD = Gauge(
     "the last heartbeat counted them",
     ["consumer"],
 )
+# The consumer's own counts, as the server keeps them (every replica reports the same).
+PENDING = Gauge(
+    "gangway_consumer_pending_messages",
+    "Messages in the stream the consumer has not delivered yet: its backlog",
+    ["consumer"],
+)
+ACK_PENDING = Gauge(
+    "gangway_consumer_ack_pending_messages",
+    "Messages delivered to some replica and not yet acknowledged",
+    ["consumer"],
+)
 
 
 class Transient(Exception):
@@ -303,6 +314,15 @@ class Consumer(Generic[K]):
                 await self.leases.renew()
             except NatsError as exc:  # the bus away: a lease may lapse; its holder goes on
                 log.warning("%s: leases not renewed: %s", self.durable, exc)
+            await self._count_backlog()
+
+    async def _count_backlog(self) -> None:
+        try:
+            info = await self.js.consumer_info(self.stream, self.durable)
+        except (NatsError, TimeoutError):  # the gauges keep the last count meanwhile
+            return
+        PENDING.labels(self.durable).set(info.num_pending or 0)
+        ACK_PENDING.labels(self.durable).set(info.num_ack_pending or 0)
 
     async def _resync(self) -> None:
         """Every key that may need work, at start and every ``resync_seconds``; a resync the

@@ -8,6 +8,7 @@ through ``ApiClient.call_api`` unparsed and bodies are decoded with msgspec by t
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +20,39 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.api_client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config.config_exception import ConfigException
+from prometheus_client import Counter, Histogram
 
 # etcd refuses values over 1.5 MiB, so one watch line (one object) is never larger than this.
 MAX_EVENT_BYTES: Final = 8 << 20
 REQUEST_TIMEOUT: Final = 60.0
+
+REQUESTS = Counter(
+    "gangway_api_requests",
+    "Requests to the API server by method, resource (plural.group[/subresource]) and "
+    "status code (error: no answer)",
+    ["method", "resource", "code"],
+)
+REQUEST_SECONDS = Histogram(
+    "gangway_api_request_seconds",
+    "Time to an API server's answer (its headers, for a watch)",
+    ["method", "resource"],
+)
+
+
+def resource_of(path: str) -> str:
+    """``pods``, ``podgangs.scheduler.grove.io/status``, ``discovery``: a request's resource
+    without namespace or name, so the metric's labels stay few."""
+    parts = path.split("?", 1)[0].strip("/").split("/")
+    if parts[0] == "api" and len(parts) > 2:
+        group, rest = "", parts[2:]
+    elif parts[0] == "apis" and len(parts) > 3:
+        group, rest = parts[1], parts[3:]
+    else:
+        return "discovery"
+    if rest[0] == "namespaces" and len(rest) > 2:
+        rest = rest[2:]  # the namespace's objects, not the namespace
+    plural = f"{rest[0]}.{group}" if group else rest[0]
+    return f"{plural}/{rest[2]}" if len(rest) > 2 else plural
 
 
 @dataclass(frozen=True)
@@ -116,6 +146,8 @@ class Kube:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
+        resource = resource_of(path)
+        started = time.monotonic()
         try:
             response: aiohttp.ClientResponse = await self.api.call_api(
                 path,
@@ -128,7 +160,13 @@ class Kube:
                 _request_timeout=client_timeout,
             )
         except ApiException as exc:  # raised for transport-level failures only
+            REQUESTS.labels(method, resource, "error").inc()
             raise KubeError(exc.status or 0, str(exc.reason), str(exc.body)) from exc
+        except (aiohttp.ClientError, TimeoutError):
+            REQUESTS.labels(method, resource, "error").inc()
+            raise
+        REQUESTS.labels(method, resource, str(response.status)).inc()
+        REQUEST_SECONDS.labels(method, resource).observe(time.monotonic() - started)
         if response.status >= 300:
             body_bytes = await response.read()
             response.release()
