@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any, Final
 
 import yaml
@@ -12,25 +15,39 @@ from gangway_localcluster.build import ensure_binaries
 from tests.support.paths import REPO
 
 OVERLAYS_DIR: Final = REPO / "deploy" / "overlays"
+COMPONENTS_DIR: Final = REPO / "deploy" / "components"
 OVERLAYS: Final = sorted(p.parent.name for p in OVERLAYS_DIR.glob("*/kustomization.yaml"))
 NAMESPACE: Final = "gangway-system"
 
 
 @functools.cache
-def _rendered(overlay: str) -> str:
+def _rendered(overlay: str, components: tuple[str, ...]) -> str:
     kubectl = ensure_binaries().kubectl
-    done = subprocess.run(
-        [kubectl, "kustomize", str(OVERLAYS_DIR / overlay)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    with tempfile.TemporaryDirectory() as scratch:
+        # An overlay of the overlay, adding the components an operator would add.
+        (Path(scratch) / "kustomization.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                    "kind": "Kustomization",
+                    # Relative: kustomize takes no absolute path.
+                    "resources": [os.path.relpath(OVERLAYS_DIR / overlay, scratch)],
+                    "components": [
+                        os.path.relpath(COMPONENTS_DIR / c, scratch) for c in components
+                    ],
+                }
+            )
+        )
+        done = subprocess.run(
+            [kubectl, "kustomize", scratch], check=True, capture_output=True, text=True
+        )
     return done.stdout
 
 
-def rendered(overlay: str) -> list[dict[str, Any]]:
-    """The overlay's objects, a fresh copy each call (tests may change them)."""
-    return [doc for doc in yaml.safe_load_all(_rendered(overlay)) if doc]
+def rendered(overlay: str, components: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The overlay's objects, with ``components`` of deploy/components added; a fresh copy
+    each call (tests may change them)."""
+    return [doc for doc in yaml.safe_load_all(_rendered(overlay, components)) if doc]
 
 
 def config_map_data(docs: list[dict[str, Any]], name: str) -> dict[str, str]:
