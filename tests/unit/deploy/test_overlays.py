@@ -1,5 +1,6 @@
-"""Each overlay's committed NATS users are what its scheduler configuration generates, so
-permissions never drift from the subjects the code uses."""
+"""Each overlay's committed NATS users are what its scheduler configuration generates, and
+the Helm chart's what the permissions generate, so they never drift from the subjects the
+code uses."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gangway_cli.deploy import nats_users
+from gangway_cli.deploy import chart_nats_users, nats_users
 from tests.support.paths import REPO
 
 CONFIGURED = sorted((REPO / "deploy" / "overlays").glob("*/operator.yaml"))
@@ -29,4 +30,11 @@ def test_committed_nats_users_are_generated_from_the_configuration(config: Path)
     assert committed == nats_users(config), (
         f"regenerate: gangway deploy nats-users --config {config.relative_to(REPO)}"
         f" > {(config.parent / 'nats-users.conf').relative_to(REPO)}"
+    )
+
+
+def test_the_charts_nats_users_are_generated_from_the_permissions() -> None:
+    committed = REPO / "deploy" / "charts" / "gangway" / "files" / "nats-users.yaml"
+    assert committed.read_text() == chart_nats_users(), (
+        f"regenerate: gangway deploy nats-users --chart > {committed.relative_to(REPO)}"
     )

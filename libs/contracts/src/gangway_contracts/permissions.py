@@ -140,15 +140,20 @@ def nats_authorization(
     server resolves from its environment (a Secret in deploy/), or given literally (tests)."""
     lines = ["authorization {", "  users = ["]
     for user, p in sorted(users.items()):
-        password = (passwords or {}).get(user)
-        secret = f'"{password}"' if password is not None else f"${password_variable(user)}"
-        lines += [
-            f'    {{user: "{user}", password: {secret}, permissions: {{',
-            f"      publish: {{allow: [{_quoted(p.publish)}]}},",
-            f"      subscribe: {{allow: [{_quoted(p.subscribe)}]}},",
-        ]
-        if p.allow_responses:
-            lines.append("      allow_responses: true,")
-        lines.append("    }},")
+        lines.append(user_entry(user, p, (passwords or {}).get(user)))
     lines += ["  ]", "}"]
     return "\n".join(lines) + "\n"
+
+
+def user_entry(user: str, p: Permissions, password: str | None = None) -> str:
+    """One user of the ``authorization`` block, its lines indented for it."""
+    secret = f'"{password}"' if password is not None else f"${password_variable(user)}"
+    lines = [
+        f'    {{user: "{user}", password: {secret}, permissions: {{',
+        f"      publish: {{allow: [{_quoted(p.publish)}]}},",
+        f"      subscribe: {{allow: [{_quoted(p.subscribe)}]}},",
+    ]
+    if p.allow_responses:
+        lines.append("      allow_responses: true,")
+    lines.append("    }},")
+    return "\n".join(lines)

@@ -468,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     # The schedulers' modules build with this one's helpers: imported here, not at the top.
     from gangway_localcluster import (  # noqa: PLC0415 - they import this module
         coscheduling,
+        helm,
         kai,
         koordinator,
         volcano,
@@ -489,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         coscheduling.write_module()
         koordinator.write_module()
         volcano.write_module()
+        helm.write_module()
         return 0
     binaries = ensure_binaries(log=True)
     scheduler = kai.ensure_kai(log=True)
@@ -498,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         "kai-binder": scheduler.binder,
         **{s.binary: s.build(log=True) for s in (coscheduling.SCHEDULER, koordinator.SCHEDULER)},
         volcano.BINARY: volcano.VOLCANO.build(log=True) / volcano.BINARY,
+        helm.BINARY: helm.ensure_helm(log=True),
     }
     for name, path in paths.items():
         print(f"{name}: {path}")

@@ -1,0 +1,213 @@
+{{/*
+The chart reads deploy/'s manifests (files/, the same files kustomize renders) and adjusts
+each object to the values: the release's namespace for gangway-system, the image, replicas
+and resources, labels. What kustomize's generators and components do is done here.
+*/}}
+
+{{- define "gangway.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end }}
+
+{{/* Labels on every object (not on pod templates or selectors: those stay deploy/'s). */}}
+{{- define "gangway.labels" -}}
+app.kubernetes.io/part-of: gangway
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{/* The manifest files the values choose, as a YAML list. */}}
+{{- define "gangway.manifests" -}}
+{{- $v := .Values }}
+{{- if $v.namespace.create }}
+- files/base/namespace.yaml
+{{- end }}
+{{- if $v.nats.bundled }}
+- files/base/nats.yaml
+{{- end }}
+- files/base/setup.yaml
+- files/base/watcher.yaml
+- files/base/podgang.yaml
+- files/base/admission.yaml
+- files/base/validating-webhook.yaml
+{{- if $v.metrics.service }}
+- files/base/metrics.yaml
+{{- end }}
+{{- range $key, $backend := $v.backends }}
+{{- if $backend.enabled }}
+- files/backends/{{ $key }}/backend-{{ $key }}.yaml
+{{- end }}
+{{- end }}
+{{- if eq $v.webhook.certificates "cert-manager" }}
+- files/components/cert-manager/certificate.yaml
+{{- else }}
+- files/components/self-signed/webhook-cert.yaml
+{{- end }}
+{{- if $v.metrics.serviceMonitor }}
+- files/components/monitoring/servicemonitor.yaml
+{{- end }}
+{{- end }}
+
+{{/* The values of one Deployment: watcher, podgang, admission, or a backend's. */}}
+{{- define "gangway.knobs" -}}
+{{- $name := .name | trimPrefix "gangway-" }}
+{{- if hasPrefix "backend-" $name }}
+{{- toYaml (index .root.Values.backends (trimPrefix "backend-" $name)) }}
+{{- else }}
+{{- toYaml (index .root.Values $name) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Adjust one object in place: labels, and for workloads the image pull policy and secrets,
+replicas, resources, a checksum of the configuration (pods roll when it changes, as
+kustomize's hashed ConfigMap names make them), NATS's volume.
+*/}}
+{{- define "gangway.adjust" -}}
+{{- $obj := .obj }}
+{{- $root := .root }}
+{{- $v := $root.Values }}
+{{- $labels := include "gangway.labels" $root | fromYaml }}
+{{- $_ := set $obj.metadata "labels" (merge (dict) ($obj.metadata.labels | default dict) $labels) }}
+{{- $template := dict }}
+{{- if has $obj.kind (list "Deployment" "StatefulSet" "Job") }}
+{{- $template = $obj.spec.template }}
+{{- else if eq $obj.kind "CronJob" }}
+{{- $_ := set $obj.spec.jobTemplate "metadata" (dict "labels" (dict "app.kubernetes.io/part-of" "gangway")) }}
+{{- $template = $obj.spec.jobTemplate.spec.template }}
+{{- end }}
+{{- if $template }}
+{{- $_ := set $template.metadata "labels" (merge (dict) $template.metadata.labels (dict "app.kubernetes.io/part-of" "gangway")) }}
+{{- $_ := set $template.metadata "annotations" (dict "gangway.dev/config-checksum" (include "gangway.configmaps" $root | sha256sum)) }}
+{{- range $container := $template.spec.containers }}
+{{- if eq $container.image (include "gangway.image" $root) }}
+{{- $_ := set $container "imagePullPolicy" $v.image.pullPolicy }}
+{{- end }}
+{{- end }}
+{{- if $v.imagePullSecrets }}
+{{- $_ := set $template.spec "imagePullSecrets" $v.imagePullSecrets }}
+{{- end }}
+{{- end }}
+{{- if eq $obj.kind "Deployment" }}
+{{- $knobs := include "gangway.knobs" (dict "name" $obj.metadata.name "root" $root) | fromYaml }}
+{{- $_ := set $obj.spec "replicas" $knobs.replicas }}
+{{- $_ := set (index $template.spec.containers 0) "resources" $knobs.resources }}
+{{- end }}
+{{- if and (eq $obj.kind "StatefulSet") (eq $obj.metadata.name "gangway-nats") }}
+{{- $claimTemplate := index $obj.spec.volumeClaimTemplates 0 }}
+{{- $_ := set $claimTemplate.metadata "labels" (dict "app.kubernetes.io/part-of" "gangway") }}
+{{- $claim := $claimTemplate.spec }}
+{{- $_ := set $claim.resources.requests "storage" $v.nats.storage.size }}
+{{- if $v.nats.storage.storageClassName }}
+{{- $_ := set $claim "storageClassName" $v.nats.storage.storageClassName }}
+{{- end }}
+{{- end }}
+{{- if and (eq $obj.kind "ValidatingWebhookConfiguration") (eq $v.webhook.certificates "cert-manager") }}
+{{- $inject := printf "%s/gangway-admission" $root.Release.Namespace }}
+{{- $_ := set $obj.metadata "annotations" (dict "cert-manager.io/inject-ca-from" $inject) }}
+{{- end }}
+{{- end }}
+
+{{/* Values that cannot work together, said before anything is installed. */}}
+{{- define "gangway.check" -}}
+{{- $v := .Values }}
+{{- if not (has $v.webhook.certificates (list "self-signed" "cert-manager")) }}
+{{- fail (printf "webhook.certificates: %q is neither self-signed nor cert-manager" $v.webhook.certificates) }}
+{{- end }}
+{{- if and (not $v.nats.bundled) (not $v.nats.url) }}
+{{- fail "nats.url: required when nats.bundled is false (the bus the services connect to)" }}
+{{- end }}
+{{- $profiles := list "default-scheduler" }}
+{{- range $v.scheduler.profiles }}{{ $profiles = append $profiles .name }}{{ end }}
+{{- range $key, $backend := $v.backends }}
+{{- if and $backend.enabled (not (has $backend.profile $profiles)) }}
+{{- fail (printf "backends.%s: enabled, but scheduler.profiles has no profile %q for it to serve" $key $backend.profile) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The ConfigMaps kustomize generates: the services' settings, the operator configuration,
+NATS's configuration and users (the services' users, and one per backend the
+configuration enables, from files/nats-users.yaml), the dashboard.
+*/}}
+{{- define "gangway.configmaps" -}}
+{{- $v := .Values }}
+{{- $labels := include "gangway.labels" . }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gangway-settings
+  namespace: {{ .Release.Namespace }}
+  labels: {{- $labels | nindent 4 }}
+data:
+  GANGWAY_NATS_URL: {{ ternary (printf "nats://gangway-nats:4222") $v.nats.url $v.nats.bundled | quote }}
+  GANGWAY_CONFIG_FILE: /etc/gangway/operator.yaml
+  GANGWAY_STREAMS__REPLICAS: {{ $v.nats.streamReplicas | quote }}
+  GANGWAY_LOG_LEVEL: {{ $v.logs.level | upper | quote }}
+  GANGWAY_LOG_FORMAT: {{ $v.logs.format | quote }}
+  OTEL_EXPORTER_OTLP_ENDPOINT: {{ $v.tracing.otlpEndpoint | quote }}
+  {{- range $name, $value := $v.settings }}
+  {{ $name }}: {{ $value | toString | quote }}
+  {{- end }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gangway-config
+  namespace: {{ .Release.Namespace }}
+  labels: {{- $labels | nindent 4 }}
+data:
+  operator.yaml: |
+    {{- dict "scheduler" $v.scheduler | toYaml | nindent 4 }}
+{{- if $v.nats.bundled }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gangway-nats
+  namespace: {{ .Release.Namespace }}
+  labels: {{- $labels | nindent 4 }}
+data:
+  nats.conf: |
+    {{- .Files.Get "files/base/nats.conf" | nindent 4 }}
+---
+{{- $users := .Files.Get "files/nats-users.yaml" | fromYaml }}
+{{- $entries := $users.services }}
+{{- $enabled := list "default-scheduler" }}
+{{- range $v.scheduler.profiles }}{{ $enabled = append $enabled .name }}{{ end }}
+{{- range $name := $enabled | uniq }}
+{{- $entry := $users.backend | replace $users.placeholder.name $name | replace $users.placeholder.upper ($name | upper | replace "-" "_") }}
+{{- $_ := set $entries (printf "backend-%s" $name) $entry }}
+{{- end }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gangway-nats-auth
+  namespace: {{ .Release.Namespace }}
+  labels: {{- $labels | nindent 4 }}
+data:
+  nats-users.conf: |
+    authorization {
+      users = [
+    {{- range $user := keys $entries | sortAlpha }}
+    {{- index $entries $user | nindent 4 }}
+    {{- end }}
+      ]
+    }
+{{- end }}
+{{- if $v.metrics.dashboard }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gangway-dashboard
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- $labels | nindent 4 }}
+    grafana_dashboard: "1"
+data:
+  gangway-dashboard.json: |
+    {{- .Files.Get "files/components/monitoring/gangway-dashboard.json" | nindent 4 }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,165 @@
+"""deploy/charts/gangway: for the choices a kustomize overlay makes the chart installs the
+same objects; its objects pass a server-side dry run for the default and for each backend;
+values that cannot work are refused, naming the value."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes_asyncio.client.api_client import ApiClient
+
+from tests.integration.deploy.test_manifests import NOT_SERVED, ensure_namespace
+from tests.support.chart import BACKENDS, CHART, ChartRefused, chart, helm, values_for
+from tests.support.deploy import NAMESPACE, OVERLAYS, rendered
+from tests.support.kube import server_side_apply
+
+HELM_ONLY = frozenset(
+    {"app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "helm.sh/chart"}
+)
+# kustomize's generated ConfigMaps carry a hash of their content in their name.
+HASHED = re.compile(r"\b(gangway-(?:settings|config|nats-auth|nats|dashboard))-[a-z0-9]{10}\b")
+Key = tuple[str, str, str]
+
+
+def _comparable(docs: list[dict[str, Any]]) -> dict[Key, Any]:
+    """Each object as both tools should agree on it: without helm's own labels, the config
+    checksum, a default pull policy, kustomize's name hashes, generated files' comments."""
+    found: dict[Key, Any] = {}
+    for doc in yaml.safe_load_all(HASHED.sub(r"\1", yaml.safe_dump_all(docs))):
+        meta = doc["metadata"]
+        key = (doc["kind"], meta.get("namespace", ""), meta["name"])
+        if doc["kind"] == "CustomResourceDefinition":  # helm installs crds/ untouched
+            found[key] = doc["spec"]
+            continue
+        labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in HELM_ONLY}
+        meta["labels"] = labels
+        for template in _pod_templates(doc):
+            template["metadata"].pop("annotations", None)
+            for container in template["spec"]["containers"]:
+                if container.get("imagePullPolicy") == "IfNotPresent":
+                    del container["imagePullPolicy"]
+        if doc["kind"] == "ConfigMap":
+            doc["data"] = {name: _content(name, text) for name, text in doc["data"].items()}
+        found[key] = doc
+    return found
+
+
+def _pod_templates(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = doc.get("spec") or {}
+    if doc["kind"] == "CronJob":
+        return [spec["jobTemplate"]["spec"]["template"]]
+    return [spec["template"]] if doc["kind"] in {"Deployment", "StatefulSet", "Job"} else []
+
+
+def _content(name: str, text: str) -> Any:
+    if name.endswith(".yaml"):
+        return yaml.safe_load(text)
+    return [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_chart_installs_what_the_overlay_installs(overlay: str) -> None:
+    ours, theirs = _comparable(chart(values_for(overlay))), _comparable(rendered(overlay))
+    assert sorted(ours) == sorted(theirs)
+    for key, doc in theirs.items():
+        assert ours[key] == doc, key
+
+
+def test_with_monitoring_the_chart_installs_what_the_component_adds() -> None:
+    values = values_for("default") | {"metrics": {"serviceMonitor": True, "dashboard": True}}
+    ours = _comparable(chart(values))
+    theirs = _comparable(rendered("default", ("monitoring",)))
+    assert sorted(ours) == sorted(theirs)
+    for key, doc in theirs.items():
+        assert ours[key] == doc, key
+
+
+CHOICES = {
+    "defaults": {},
+    **{
+        f"{key} alone": {
+            "backends": {k: {"enabled": k == key} for k in BACKENDS},
+            "scheduler": {"profiles": [{"name": chart_profile, "default": True}]},
+        }
+        for key, chart_profile in (
+            ("kai", "kai-scheduler"),
+            ("kube", "default-scheduler"),
+            ("coscheduling", "coscheduling"),
+            ("koordinator", "koordinator"),
+            ("volcano", "volcano"),
+        )
+    },
+    "external NATS, cert-manager, JSON logs, gRPC traces": {
+        "nats": {"bundled": False, "url": "nats://nats.messaging:4222", "streamReplicas": 1},
+        "webhook": {"certificates": "cert-manager"},
+        "logs": {"format": "json", "level": "debug"},
+        "tracing": {"otlpEndpoint": "http://otel-collector.observability:4317"},
+        "settings": {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+        "image": {"repository": "registry.example.com/gangway", "tag": "0.1.1"},
+        "podgang": {"replicas": 3},
+    },
+}
+
+
+@pytest.mark.parametrize("choice", CHOICES)
+async def test_every_object_passes_a_server_side_dry_run(api: ApiClient, choice: str) -> None:
+    await ensure_namespace(api)
+    kinds = set()
+    for doc in chart(CHOICES[choice]):
+        if doc["apiVersion"] in NOT_SERVED or doc["kind"] == "CustomResourceDefinition":
+            continue
+        applied = await server_side_apply(api, doc, namespace=NAMESPACE, dry_run=True)
+        assert applied["metadata"]["name"] == doc["metadata"]["name"]
+        kinds.add(doc["kind"])
+    assert {"Deployment", "ConfigMap", "ValidatingWebhookConfiguration"} <= kinds
+
+
+def test_values_reach_the_objects() -> None:
+    docs = chart(CHOICES["external NATS, cert-manager, JSON logs, gRPC traces"])
+    by_key = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    assert ("StatefulSet", "gangway-nats") not in by_key
+    settings = by_key[("ConfigMap", "gangway-settings")]["data"]
+    assert settings["GANGWAY_NATS_URL"] == "nats://nats.messaging:4222"
+    assert settings["GANGWAY_STREAMS__REPLICAS"] == "1"
+    assert settings["GANGWAY_LOG_FORMAT"] == "json"
+    assert settings["GANGWAY_LOG_LEVEL"] == "DEBUG"
+    assert settings["OTEL_EXPORTER_OTLP_PROTOCOL"] == "grpc"
+    podgang = by_key[("Deployment", "gangway-podgang")]
+    assert podgang["spec"]["replicas"] == 3
+    [container] = podgang["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.example.com/gangway:0.1.1"
+    assert ("Certificate", "gangway-admission") in by_key
+
+
+@pytest.mark.parametrize(
+    ("values", "named"),
+    [
+        # By the chart's values schema: a wrong type or choice, a misspelt key.
+        ({"webhook": {"certificates": "vault"}}, "/webhook/certificates"),
+        ({"logs": {"format": "xml"}}, "/logs/format"),
+        ({"backend": {"kai": {"enabled": False}}}, "'backend' not allowed"),
+        ({"podgang": {"replicas": -1}}, "/podgang/replicas"),
+        # By the templates: values that do not fit together.
+        ({"nats": {"bundled": False}}, "nats.url: required"),
+        ({"backends": {"volcano": {"enabled": True}}}, "backends.volcano: enabled, but"),
+    ],
+)
+def test_values_that_cannot_work_are_refused_naming_the_value(
+    values: dict[str, Any], named: str
+) -> None:
+    with pytest.raises(ChartRefused, match=re.escape(named)):
+        chart(values)
+
+
+def test_the_chart_lints_and_its_package_stands_alone(tmp_path: Path) -> None:
+    """Packaged, the links to deploy/ become copies: the package renders the same."""
+    linted = helm("lint", str(CHART), "--strict")
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    packaged = helm("package", str(CHART), "--destination", str(tmp_path))
+    assert packaged.returncode == 0, packaged.stderr
+    [package] = tmp_path.glob("gangway-*.tgz")
+    assert chart(path=package) == chart()
