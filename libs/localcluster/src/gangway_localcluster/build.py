@@ -471,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         helm,
         kai,
         koordinator,
+        prometheus,
         volcano,
     )
 
@@ -491,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
         koordinator.write_module()
         volcano.write_module()
         helm.write_module()
+        prometheus.write_module()
         return 0
     binaries = ensure_binaries(log=True)
     scheduler = kai.ensure_kai(log=True)
