@@ -17,20 +17,27 @@ def test_log_level_in_any_case(written: str, monkeypatch: pytest.MonkeyPatch) ->
     assert ServiceSettings().log_level == "INFO"
 
 
-@pytest.mark.parametrize("service", ["gangway_watcher", "gangway_podgang", "gangway_backend_kai"])
-def test_a_bad_setting_is_one_line_naming_the_variable(service: str) -> None:
-    done = subprocess.run(
+def _started(service: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The service run with nothing but ``env``: it must stop at once, said in one line."""
+    return subprocess.run(
         [sys.executable, "-m", service],
-        env={
-            "GANGWAY_LOG_LEVEL": "loud",
-            "GANGWAY_STREAMS__REPLICAS": "9",
-            "GANGWAY_NATS_URL": "nats://a:4222,http://b",
-            "PATH": "",
-        },
+        env={**env, "PATH": ""},
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
+    )
+
+
+@pytest.mark.parametrize("service", ["gangway_watcher", "gangway_podgang", "gangway_backend_kai"])
+def test_a_bad_setting_is_one_line_naming_the_variable(service: str) -> None:
+    done = _started(
+        service,
+        {
+            "GANGWAY_LOG_LEVEL": "loud",
+            "GANGWAY_STREAMS__REPLICAS": "9",
+            "GANGWAY_NATS_URL": "nats://a:4222,http://b",
+        },
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -42,18 +49,13 @@ def test_a_bad_setting_is_one_line_naming_the_variable(service: str) -> None:
 
 
 def test_an_otlp_protocol_not_supported_stops_the_service_in_one_line() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "gangway_watcher"],
-        env={
+    done = _started(
+        "gangway_watcher",
+        {
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
             "GANGWAY_HTTP_PORT": "0",
-            "PATH": "",
         },
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
     )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr

@@ -391,6 +391,22 @@ class WrappedModule:
                 self.module, self.version, self.crd_files, self.target / "crds"
             )
 
+    def write(
+        self,
+        purpose: str,
+        pins: Mapping[str, str] | None = None,
+        directory: Path | None = None,
+    ) -> None:
+        """Generate the wrapper module ``tools/<name>`` (:func:`write_wrapper`)."""
+        write_wrapper(
+            directory or self.wrapper,
+            self.module,
+            self.version,
+            purpose=purpose,
+            packages=self.packages,
+            pins=pins,
+        )
+
     def build(self, log: bool = False) -> Path:
         """Every binary, built once; the folder that holds them."""
         with locked(self.target.parent / f".{self.name}-v{self.version}.lock"):

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster.build import SecondScheduler, WrappedModule, module_dir, write_wrapper
+from gangway_localcluster.build import SecondScheduler, WrappedModule, module_dir
 
 SCHEDULER_PLUGINS_VERSION: Final = "0.34.7"
 MODULE: Final = "sigs.k8s.io/scheduler-plugins"
@@ -76,11 +76,8 @@ def _staging_names(go_mod: str) -> list[str]:
 
 def write_module(directory: Path | None = None) -> None:
     upstream = (module_dir(MODULE, SCHEDULER_PLUGINS_VERSION) / "go.mod").read_text()
-    write_wrapper(
-        directory or SCHEDULER_PLUGINS.wrapper,
-        MODULE,
-        SCHEDULER_PLUGINS_VERSION,
-        purpose="scheduler-plugins' scheduler (Coscheduling) Gangway tests and `gangway up` run",
-        packages=PACKAGES,
+    SCHEDULER_PLUGINS.write(
+        "scheduler-plugins' scheduler (Coscheduling) Gangway tests and `gangway up` run",
         pins=pins(upstream),
+        directory=directory,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster.build import WrappedModule, write_wrapper
+from gangway_localcluster.build import WrappedModule
 
 HELM_VERSION: Final = "4.3.1"  # v4.3.2: the proxy answers 403 for its zip
 MODULE: Final = "helm.sh/helm/v4"
@@ -26,10 +26,4 @@ def ensure_helm(log: bool = False) -> Path:
 
 
 def write_module(directory: Path | None = None) -> None:
-    write_wrapper(
-        directory or HELM.wrapper,
-        MODULE,
-        HELM_VERSION,
-        purpose="helm, which the tests render deploy/charts/gangway with",
-        packages=HELM.packages,
-    )
+    HELM.write("helm, which the tests render deploy/charts/gangway with", directory=directory)

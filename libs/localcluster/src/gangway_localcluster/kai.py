@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from gangway_localcluster.build import WrappedModule, write_wrapper
+from gangway_localcluster.build import WrappedModule
 
 KAI_VERSION: Final = "0.12.0"
 KAI_MODULE: Final = "github.com/NVIDIA/KAI-scheduler"
@@ -75,12 +75,8 @@ def ensure_kai(log: bool = False) -> KaiBinaries:
 def write_module(directory: Path | None = None) -> None:
     """Generate the wrapper module: KAI's own pins, unchanged, so the build resolves exactly
     the graph KAI releases with (gpu-operator's pseudo-version is known only to KAI's go.sum)."""
-    write_wrapper(
-        directory or KAI.wrapper,
-        KAI_MODULE,
-        KAI_VERSION,
-        purpose="the KAI scheduler and binder Gangway tests and `gangway up` run",
-        packages=PACKAGES,
+    KAI.write(
+        "the KAI scheduler and binder Gangway tests and `gangway up` run", directory=directory
     )
 
 

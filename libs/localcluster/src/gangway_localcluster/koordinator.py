@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster.build import SecondScheduler, WrappedModule, write_wrapper
+from gangway_localcluster.build import SecondScheduler, WrappedModule
 
 KOORDINATOR_VERSION: Final = "1.8.0"
 MODULE: Final = "github.com/koordinator-sh/koordinator"
@@ -67,11 +67,8 @@ SCHEDULER: Final = SecondScheduler(
 
 
 def write_module(directory: Path | None = None) -> None:
-    write_wrapper(
-        directory or KOORDINATOR.wrapper,
-        MODULE,
-        KOORDINATOR_VERSION,
-        purpose="Koordinator's koord-scheduler Gangway tests and `gangway up` run",
-        packages=KOORDINATOR.packages,
+    KOORDINATOR.write(
+        "Koordinator's koord-scheduler Gangway tests and `gangway up` run",
         pins={f"k8s.io/{name}": UNSERVED_PIN for name in UNSERVED},
+        directory=directory,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster.build import WrappedModule, write_wrapper
+from gangway_localcluster.build import WrappedModule
 
 PROMETHEUS_VERSION: Final = "0.313.0"  # the Go module's version of Prometheus v3.13.0
 MODULE: Final = "github.com/prometheus/prometheus"
@@ -29,10 +29,7 @@ def ensure_prometheus(log: bool = False) -> Path:
 
 
 def write_module(directory: Path | None = None) -> None:
-    write_wrapper(
-        directory or PROMETHEUS.wrapper,
-        MODULE,
-        PROMETHEUS_VERSION,
-        purpose="Prometheus, which bench/dashboard.py draws the Grafana dashboard with",
-        packages=PROMETHEUS.packages,
+    PROMETHEUS.write(
+        "Prometheus, which bench/dashboard.py draws the Grafana dashboard with",
+        directory=directory,
     )

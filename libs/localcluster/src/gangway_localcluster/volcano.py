@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from gangway_localcluster.build import WrappedModule, write_wrapper
+from gangway_localcluster.build import WrappedModule
 
 VOLCANO_VERSION: Final = "1.10.0"
 MODULE: Final = "volcano.sh/volcano"
@@ -82,10 +82,4 @@ def scheduler_args(
 
 
 def write_module(directory: Path | None = None) -> None:
-    write_wrapper(
-        directory or VOLCANO.wrapper,
-        MODULE,
-        VOLCANO_VERSION,
-        purpose="Volcano's scheduler Gangway tests and `gangway up` run",
-        packages=VOLCANO.packages,
-    )
+    VOLCANO.write("Volcano's scheduler Gangway tests and `gangway up` run", directory=directory)
