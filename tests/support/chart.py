@@ -32,14 +32,9 @@ def _template(values: str, chart: Path = CHART) -> str:
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as file:
         file.write(values)
         file.flush()
-        done = subprocess.run(
-            [
-                *(str(ensure_helm()), "template", "gangway", str(chart)),
-                *("--namespace", NAMESPACE, "--include-crds", "--values", file.name),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+        done = helm(
+            *("template", "gangway", str(chart), "--namespace", NAMESPACE),
+            *("--include-crds", "--values", file.name),
         )
     if done.returncode != 0:
         # What helm said, without its notes on following the chart's links to deploy/.

@@ -60,25 +60,26 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 Adjust one object in place: labels, and for workloads the image pull policy and secrets,
-replicas, resources, a checksum of the configuration (pods roll when it changes, as
+replicas, resources, ``.checksum`` of the configuration (pods roll when it changes, as
 kustomize's hashed ConfigMap names make them), NATS's volume.
 */}}
 {{- define "gangway.adjust" -}}
 {{- $obj := .obj }}
 {{- $root := .root }}
 {{- $v := $root.Values }}
+{{- $partOf := dict "app.kubernetes.io/part-of" "gangway" }}
 {{- $labels := include "gangway.labels" $root | fromYaml }}
 {{- $_ := set $obj.metadata "labels" (merge (dict) ($obj.metadata.labels | default dict) $labels) }}
 {{- $template := dict }}
 {{- if has $obj.kind (list "Deployment" "StatefulSet" "Job") }}
 {{- $template = $obj.spec.template }}
 {{- else if eq $obj.kind "CronJob" }}
-{{- $_ := set $obj.spec.jobTemplate "metadata" (dict "labels" (dict "app.kubernetes.io/part-of" "gangway")) }}
+{{- $_ := set $obj.spec.jobTemplate "metadata" (dict "labels" $partOf) }}
 {{- $template = $obj.spec.jobTemplate.spec.template }}
 {{- end }}
 {{- if $template }}
-{{- $_ := set $template.metadata "labels" (merge (dict) $template.metadata.labels (dict "app.kubernetes.io/part-of" "gangway")) }}
-{{- $_ := set $template.metadata "annotations" (dict "gangway.dev/config-checksum" (include "gangway.configmaps" $root | sha256sum)) }}
+{{- $_ := set $template.metadata "labels" (merge (dict) $template.metadata.labels $partOf) }}
+{{- $_ := set $template.metadata "annotations" (dict "gangway.dev/config-checksum" .checksum) }}
 {{- range $container := $template.spec.containers }}
 {{- if eq $container.image (include "gangway.image" $root) }}
 {{- $_ := set $container "imagePullPolicy" $v.image.pullPolicy }}
@@ -95,7 +96,7 @@ kustomize's hashed ConfigMap names make them), NATS's volume.
 {{- end }}
 {{- if and (eq $obj.kind "StatefulSet") (eq $obj.metadata.name "gangway-nats") }}
 {{- $claimTemplate := index $obj.spec.volumeClaimTemplates 0 }}
-{{- $_ := set $claimTemplate.metadata "labels" (dict "app.kubernetes.io/part-of" "gangway") }}
+{{- $_ := set $claimTemplate.metadata "labels" $partOf }}
 {{- $claim := $claimTemplate.spec }}
 {{- $_ := set $claim.resources.requests "storage" $v.nats.storage.size }}
 {{- if $v.nats.storage.storageClassName }}
@@ -108,17 +109,23 @@ kustomize's hashed ConfigMap names make them), NATS's volume.
 {{- end }}
 {{- end }}
 
-{{/* Values that cannot work together, said before anything is installed. */}}
+{{/* The profiles the configuration enables, as a YAML list: default-scheduler always. */}}
+{{- define "gangway.profiles" -}}
+{{- $profiles := list "default-scheduler" }}
+{{- range .Values.scheduler.profiles }}{{ $profiles = append $profiles .name }}{{ end }}
+{{- $profiles | uniq | toYaml }}
+{{- end }}
+
+{{/*
+Values that cannot work together, said before anything is installed (a wrong type or
+choice is values.schema.json's to refuse).
+*/}}
 {{- define "gangway.check" -}}
 {{- $v := .Values }}
-{{- if not (has $v.webhook.certificates (list "self-signed" "cert-manager")) }}
-{{- fail (printf "webhook.certificates: %q is neither self-signed nor cert-manager" $v.webhook.certificates) }}
-{{- end }}
 {{- if and (not $v.nats.bundled) (not $v.nats.url) }}
 {{- fail "nats.url: required when nats.bundled is false (the bus the services connect to)" }}
 {{- end }}
-{{- $profiles := list "default-scheduler" }}
-{{- range $v.scheduler.profiles }}{{ $profiles = append $profiles .name }}{{ end }}
+{{- $profiles := include "gangway.profiles" . | fromYamlArray }}
 {{- range $key, $backend := $v.backends }}
 {{- if and $backend.enabled (not (has $backend.profile $profiles)) }}
 {{- fail (printf "backends.%s: enabled, but scheduler.profiles has no profile %q for it to serve" $key $backend.profile) }}
@@ -174,9 +181,7 @@ data:
 ---
 {{- $users := .Files.Get "files/nats-users.yaml" | fromYaml }}
 {{- $entries := $users.services }}
-{{- $enabled := list "default-scheduler" }}
-{{- range $v.scheduler.profiles }}{{ $enabled = append $enabled .name }}{{ end }}
-{{- range $name := $enabled | uniq }}
+{{- range $name := include "gangway.profiles" . | fromYamlArray }}
 {{- $entry := $users.backend | replace $users.placeholder.name $name | replace $users.placeholder.upper ($name | upper | replace "-" "_") }}
 {{- $_ := set $entries (printf "backend-%s" $name) $entry }}
 {{- end }}
