@@ -373,14 +373,15 @@ class Consumer(Generic[K]):
 
     async def _failed(self, key: K, msgs: list[Msg], exc: Exception) -> None:
         attempts = self._attempts.get(key, 0) + 1
-        if transient(exc) or attempts < self.settings.max_attempts:
+        passing = transient(exc)
+        if passing or attempts < self.settings.max_attempts:
             self._attempts[key] = attempts
             HANDLED.labels(self.durable, "retried").inc()
             # What is away comes back on its own: tried often enough to follow within seconds.
-            cap = _TRANSIENT_BACKOFF_MAX if transient(exc) else _BACKOFF_MAX
+            cap = _TRANSIENT_BACKOFF_MAX if passing else _BACKOFF_MAX
             delay = jittered(min(backoff(attempts), cap))
             log.warning("%s: %s; retry %d in %.1fs", key, exc, attempts, delay)
-            if not transient(exc):
+            if not passing:
                 log.debug("%s: failure detail", key, exc_info=exc)
             await self._later(key, delay)
             return

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any, TextIO
 
-from opentelemetry import trace
 from pythonjsonlogger.msgspec import MsgspecFormatter
 
+from gangway_runtime import tracing
 from gangway_runtime.settings import LogFormat, ServiceSettings
 
 # What is being handled right now in this task: "<namespace>/<name>", a resource's kind first.
@@ -55,8 +55,7 @@ class _Context(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.key = _KEY.get()
-        span = trace.get_current_span().get_span_context()
-        record.trace_id = format(span.trace_id, "032x") if span.is_valid else ""
+        record.trace_id = tracing.trace_id_hex()
         return True
 
 
