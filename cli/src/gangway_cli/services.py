@@ -95,7 +95,5 @@ class LocalServices(processes.Supervised):
 
     def kill(self, name: str) -> None:
         """SIGKILL one service, as a crash or an OOM kill would end it: no clean-up at all."""
-        child = next(c for c in self._children if c.name == name)
-        child.kill()
-        self._children.remove(child)
+        self.kill_child(name)
         del self.ports[name]

@@ -260,7 +260,7 @@ class ControlPlane(processes.Supervised):
         """Stop the API server and, ``down_for`` seconds later, start it again on the same
         port: every watch breaks and the watch cache starts empty, as in a real
         control-plane upgrade."""
-        child = next(c for c in self._children if c.name == "kube-apiserver")
+        child = self.child("kube-apiserver")
         child.stop()
         self._children.remove(child)
         time.sleep(down_for)

@@ -151,9 +151,7 @@ class NatsCluster(processes.Supervised):
 
     def kill(self, node: int) -> None:
         """kill -9 one node: its clients move to the others, its replicas elect anew."""
-        child = next(c for c in self._children if c.name == self.name(node))
-        child.kill()
-        self._children.remove(child)
+        self.kill_child(self.name(node))
 
     def restart(self, node: int) -> None:
         """Start a node (again) with its own store; it catches up from the others."""
@@ -164,7 +162,7 @@ class NatsCluster(processes.Supervised):
 
     def _wait_ready(self, node: int) -> None:
         """Until the node's JetStream is current with the cluster (a meta leader elected)."""
-        child = next(c for c in self._children if c.name == self.name(node))
+        child = self.child(self.name(node))
         health = f"http://127.0.0.1:{self.monitor_ports[node]}/healthz"
         processes.wait_until(lambda: processes.http_ok(health), child, "JetStream health", 60)
 

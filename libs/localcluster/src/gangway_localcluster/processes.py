@@ -96,6 +96,16 @@ class Supervised:
         """Process id of each child still running, by name (for measuring from outside)."""
         return {c.name: c.popen.pid for c in self._children if c.alive()}
 
+    def child(self, name: str) -> Child:
+        """The child started as ``name`` (StopIteration if none is)."""
+        return next(c for c in self._children if c.name == name)
+
+    def kill_child(self, name: str) -> None:
+        """SIGKILL the child ``name``, as a crash or an OOM kill would end it, and forget it."""
+        child = self.child(name)
+        child.kill()
+        self._children.remove(child)
+
     def stop(self) -> None:
         cancel_on_stop(self.stop)
         for child in reversed(self._children):
