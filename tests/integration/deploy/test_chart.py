@@ -61,21 +61,21 @@ def _content(name: str, text: str) -> Any:
     return [line for line in text.splitlines() if not line.lstrip().startswith("#")]
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_the_chart_installs_what_the_overlay_installs(overlay: str) -> None:
-    ours, theirs = _comparable(chart(values_for(overlay))), _comparable(rendered(overlay))
+def _same_objects(chart_docs: list[dict[str, Any]], kustomize_docs: list[dict[str, Any]]) -> None:
+    ours, theirs = _comparable(chart_docs), _comparable(kustomize_docs)
     assert sorted(ours) == sorted(theirs)
     for key, doc in theirs.items():
         assert ours[key] == doc, key
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_chart_installs_what_the_overlay_installs(overlay: str) -> None:
+    _same_objects(chart(values_for(overlay)), rendered(overlay))
 
 
 def test_with_monitoring_the_chart_installs_what_the_component_adds() -> None:
     values = values_for("default") | {"metrics": {"serviceMonitor": True, "dashboard": True}}
-    ours = _comparable(chart(values))
-    theirs = _comparable(rendered("default", ("monitoring",)))
-    assert sorted(ours) == sorted(theirs)
-    for key, doc in theirs.items():
-        assert ours[key] == doc, key
+    _same_objects(chart(values), rendered("default", ("monitoring",)))
 
 
 CHOICES = {
