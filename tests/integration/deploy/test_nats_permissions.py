@@ -1,13 +1,16 @@
 """Every service under its own NATS user, with the permissions deploy/ gives it, against a
-real nats-server: the whole flow still converges and no service is refused anything; and
-what a service must not do, the server refuses (a backend publishing another backend's
-requests, reading admission's replies or the objects directly; admission writing objects;
-the watcher asking backends)."""
+real nats-server the setup user has provisioned: the whole flow still converges and no
+service is refused anything; and what a service must not do, the server refuses: a backend
+publishing another backend's requests, reading admission's replies or the objects directly;
+admission writing objects; the watcher asking backends — and on the JetStream API, every
+cross-service action: deleting, taking over or pulling from another service's consumer,
+acknowledging its messages, changing or deleting a stream, forging another's journal."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -16,14 +19,18 @@ import nats
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
+from nats.js.api import AckPolicy, ConsumerConfig
 
 from gangway_admission.backends import NatsBackends
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.durables import durables
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.permissions import (
     ADMISSION,
     PODGANG,
+    SETUP,
+    VIEWER,
     WATCHER,
     Permissions,
     backend_user,
@@ -34,13 +41,21 @@ from gangway_contracts.permissions import (
 from gangway_contracts.rpc import ValidateRequest
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.nats import NatsServer
+from gangway_runtime.settings import ConsumerSettings
+from gangway_runtime.streams import provision
 from tests.support.backends import running_backend
 from tests.support.kube import server_side_apply
 from tests.support.podgang import gated, pods, running_podgang, workload
 from tests.support.store import eventually
 from tests.support.stub_backend import NAME, StubBackend
 
-CONFIG = {"profiles": [{"name": NAME, "external": True, "default": True}]}
+OTHER = "other-scheduler"
+CONFIG = {
+    "profiles": [
+        {"name": NAME, "external": True, "default": True},
+        {"name": OTHER, "external": True},
+    ]
+}
 BACKEND = backend_user(NAME)
 
 
@@ -77,6 +92,16 @@ def users(subjects: Subjects) -> Iterator[Users]:
         yield Users(server, subjects, passwords)
 
 
+@pytest.fixture
+async def provisioned(users: Users, subjects: Subjects) -> None:
+    """The bus as the setup step leaves it: streams, durable consumers, lease buckets."""
+    async with connected(users, SETUP) as (setup,):
+        settings = ConsumerSettings(subject_prefix=subjects.prefix)
+        config = parse_scheduler_config(CONFIG)
+        await provision(setup.jetstream(), subjects, settings, durables(subjects, config))
+    assert users.refused.pop(SETUP) == []
+
+
 @contextlib.asynccontextmanager
 async def connected(users: Users, *names: str) -> AsyncIterator[list[NatsClient]]:
     conns = [await users.connect(name) for name in names]
@@ -87,6 +112,7 @@ async def connected(users: Users, *names: str) -> AsyncIterator[list[NatsClient]
             await conn.close()
 
 
+@pytest.mark.usefixtures("provisioned")
 async def test_every_service_works_under_its_own_user(
     api: ApiClient, users: Users, subjects: Subjects, namespace: str
 ) -> None:
@@ -112,7 +138,9 @@ async def test_every_service_works_under_its_own_user(
         ask = NatsBackends(admission, subjects, timeout=5)
         reply = await ask(NAME, ValidateRequest(operation="CREATE", podcliqueset=pcs))
         assert reply.allowed
-        await admission.jetstream().publish(subjects.journal(namespace, "trainer", "X"), b"{}")
+        await admission.jetstream().publish(
+            subjects.journal(namespace, "trainer", "AdmissionRejected"), b"{}"
+        )
     assert {user: found for user, found in users.refused.items() if found} == {}
 
 
@@ -138,19 +166,120 @@ async def refused(users: Users, user: str, act: str, subject: str) -> list[str]:
         (ADMISSION, "publish", "{p}.objects.podcliqueset.-.ns.x"),
         (ADMISSION, "subscribe", "{p}.backend.*.validate"),
         (WATCHER, "publish", "{p}.backend.stub-scheduler.validate"),
-        (WATCHER, "publish", "{p}.journal.ns.pcs.PodGangCreated"),
+        (WATCHER, "publish", "{p}.journal.ns.pcs.PodGangCreated.-"),
         (PODGANG, "publish", "{p}.objects.pod.-.ns.x"),
         (PODGANG, "publish", "{p}.deadletter.{p}-admission"),
+        (SETUP, "publish", "{p}.objects.podcliqueset.-.ns.x"),
+        (VIEWER, "publish", "{p}.objects.podcliqueset.-.ns.x"),
+        (VIEWER, "publish", "{p}.journal.ns.pcs.GatesLifted.x"),
     ],
 )
 async def test_what_a_service_must_not_do_is_refused(
     users: Users, subjects: Subjects, user: str, act: str, subject: str
 ) -> None:
-    subject = subject.format(p=subjects.prefix)
+    await expect_refused(users, user, act, subject.format(p=subjects.prefix))
+
+
+async def expect_refused(users: Users, user: str, act: str, subject: str) -> None:
     found = await refused(users, user, act, subject)
     kind = "subscription" if act == "subscribe" else "publish"
     # nats-py lowercases the server's error text.
     assert found == [f'nats: permissions violation for {kind} to "{subject.lower()}"']
+
+
+@pytest.mark.parametrize(
+    ("user", "subject"),
+    [
+        # A backend deleting podgang's consumer, pulling another backend's messages or
+        # acknowledging them, taking over a consumer by name (or without one: the server
+        # takes the name from the request's body), changing its own, reading another
+        # backend's objects, any stream message, or changing and deleting streams.
+        (BACKEND, "$JS.API.CONSUMER.DELETE.{S}.{podgang}"),
+        (BACKEND, "$JS.API.CONSUMER.MSG.NEXT.{S}.{other}"),
+        (BACKEND, "$JS.API.CONSUMER.INFO.{S}.{other}"),
+        (BACKEND, "$JS.ACK.{S}.{other}.1.7.7.1764000000000000000.0"),
+        (BACKEND, "$JS.API.CONSUMER.CREATE.{S}.{other}"),
+        (BACKEND, "$JS.API.CONSUMER.CREATE.{S}.{other}.{p}.objects.*.stub-scheduler.>"),
+        (BACKEND, "$JS.API.CONSUMER.CREATE.{S}.{own}.{p}.objects.*.stub-scheduler.>"),
+        (BACKEND, "$JS.API.CONSUMER.CREATE.{S}"),
+        (BACKEND, "$JS.API.CONSUMER.DURABLE.CREATE.{S}.{own}"),
+        (BACKEND, "$JS.API.CONSUMER.CREATE.{S}.mine.{p}.objects.podgang.other-scheduler.>"),
+        (BACKEND, "$JS.API.DIRECT.GET.{S}.{p}.objects.podgang.other-scheduler.ns.x"),
+        (BACKEND, "$JS.API.DIRECT.GET.{S}"),
+        (BACKEND, "$JS.API.STREAM.MSG.GET.{S}"),
+        (BACKEND, "$JS.API.STREAM.UPDATE.{D}"),
+        (BACKEND, "$JS.API.STREAM.DELETE.{S}"),
+        (BACKEND, "$JS.API.STREAM.CREATE.KV_{own}-leases"),
+        (BACKEND, "$KV.{other}-leases.x"),
+        (BACKEND, "{p}.journal.ns.pcs.PodGangCreated.x"),
+        (BACKEND, "{p}.deadletter.{other}"),
+        # Admission shrinking the objects stream, purging it, forging others' journal.
+        (ADMISSION, "$JS.API.STREAM.UPDATE.{S}"),
+        (ADMISSION, "$JS.API.STREAM.PURGE.{S}"),
+        (ADMISSION, "$JS.API.STREAM.MSG.DELETE.{J}"),
+        (ADMISSION, "{p}.journal.ns.pcs.PodGangCreated.x"),
+        (ADMISSION, "{p}.journal.ns.pcs.BackendSynced.x"),
+        (ADMISSION, "$JS.API.CONSUMER.CREATE.{S}.mine.{p}.objects.>"),
+        # podgang taking over or reading a backend's consumer, deleting its own, streams.
+        (PODGANG, "$JS.API.CONSUMER.CREATE.{S}.{own}"),
+        (PODGANG, "$JS.API.CONSUMER.MSG.NEXT.{S}.{own}"),
+        (PODGANG, "$JS.API.CONSUMER.DELETE.{S}.{podgang}"),
+        (PODGANG, "$JS.API.CONSUMER.CREATE.{S}.{podgang}"),
+        (PODGANG, "$JS.API.STREAM.CREATE.{S}"),
+        (PODGANG, "{p}.journal.ns.pcs.BackendSynced.x"),
+        # The watcher (it writes objects) reading a service's consumer, dropping streams.
+        (WATCHER, "$JS.API.CONSUMER.MSG.NEXT.{S}.{podgang}"),
+        (WATCHER, "$JS.API.STREAM.DELETE.{S}"),
+        (WATCHER, "$JS.API.STREAM.PURGE.{S}"),
+        # The viewer reads; it neither acknowledges, pulls a service's work, nor deletes.
+        (VIEWER, "$JS.ACK.{S}.{podgang}.1.7.7.1764000000000000000.0"),
+        (VIEWER, "$JS.API.CONSUMER.MSG.NEXT.{S}.{podgang}"),
+        (VIEWER, "$JS.API.CONSUMER.DELETE.{S}.{own}"),
+        (VIEWER, "$JS.API.STREAM.DELETE.{J}"),
+        # The setup user makes streams and consumers, and never deletes them.
+        (SETUP, "$JS.API.STREAM.DELETE.{S}"),
+        (SETUP, "$JS.API.CONSUMER.DELETE.{S}.{podgang}"),
+    ],
+)
+async def test_no_service_reaches_into_another_through_jetstream(
+    users: Users, subjects: Subjects, user: str, subject: str
+) -> None:
+    names = {
+        "p": subjects.prefix,
+        "S": subjects.objects_stream,
+        "J": subjects.journal_stream,
+        "D": subjects.deadletter_stream,
+        "podgang": subjects.service_name(PODGANG),
+        "own": subjects.backend_service_name(NAME),
+        "other": subjects.backend_service_name(OTHER),
+    }
+    await expect_refused(users, user, "publish", subject.format(**names))
+
+
+@pytest.mark.usefixtures("provisioned")
+async def test_a_refused_takeover_leaves_the_consumer_as_it_was(
+    users: Users, subjects: Subjects
+) -> None:
+    """Found by trying: a create without a name in its subject, whose body names podgang's
+    durable consumer, changed that consumer's filter. Unnamed or named, both are refused."""
+    stream, podgang = subjects.objects_stream, durables(subjects, parse_scheduler_config(CONFIG))[0]
+    takeover = ConsumerConfig(
+        name=podgang.name,
+        filter_subject=subjects.objects_filter("*", NAME),
+        ack_policy=AckPolicy.EXPLICIT,
+    )
+    request = {"stream_name": stream, "config": takeover.as_dict()}
+    async with connected(users, BACKEND, VIEWER, SETUP) as (backend, viewer, setup):
+        for conn in (backend, viewer):
+            with pytest.raises(TimeoutError):
+                await conn.request(
+                    f"$JS.API.CONSUMER.CREATE.{stream}", json.dumps(request).encode(), timeout=1
+                )
+            with pytest.raises(TimeoutError):
+                await conn.jetstream().add_consumer(stream, takeover, timeout=1)
+        info = await setup.jetstream().consumer_info(stream, podgang.name)
+    assert info.config.filter_subjects == list(podgang.filters)
+    users.refused.clear()
 
 
 def test_the_generated_configuration_names_passwords_by_variable(subjects: Subjects) -> None:

@@ -14,6 +14,7 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from prometheus_client import REGISTRY
 
+from gangway_contracts.durables import Durable
 from gangway_contracts.subjects import ObjectKey, Subjects
 from gangway_runtime import tasks
 from gangway_runtime.consumer import Consumer, Route, Transient
@@ -71,8 +72,7 @@ async def consuming(
         subjects,
         handler,
         settings,
-        durable=subjects.service_name("test"),
-        filters=[subjects.objects_filter()],
+        Durable(subjects.service_name("test"), (subjects.objects_filter(),)),
     )
     await consumer.subscribe()
     running = asyncio.create_task(consumer.run())

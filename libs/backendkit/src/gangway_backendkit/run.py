@@ -13,6 +13,7 @@ from gangway_backendkit.handler import PodGangHandler
 from gangway_backendkit.protocol import Backend
 from gangway_backendkit.rpc import serve_requests
 from gangway_backendkit.settings import BackendSettings
+from gangway_contracts import durables
 from gangway_runtime import tasks
 from gangway_runtime.consumer import Consumer
 from gangway_runtime.kube import Kube
@@ -42,9 +43,8 @@ async def serve(
     )
     await backend.init(ctx)
     handler = PodGangHandler(backend, ctx)
-    # Its PodGangs and every resource it owns: any kind under its name.
-    watched = [subjects.objects_filter("*", backend.name)]
-    consumer = Consumer(js, subjects, handler, settings, durable=handler.durable, filters=watched)
+    durable = durables.backend(subjects, backend.name)
+    consumer = Consumer(js, subjects, handler, settings, durable)
     async with serve_requests(nc, ctx, backend):
         await consumer.subscribe()
         if ready is not None:

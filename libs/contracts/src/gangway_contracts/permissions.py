@@ -6,6 +6,13 @@ configuration (``gangway deploy nats-users``); tests run every service under its
 
 Replies go to an inbox of the service's own (``_INBOX_<service>.``), so no user can read the
 answers meant for another, and backends may only answer requests, never publish to inboxes.
+
+The JetStream API is a subject space too, and is held as tightly: only the setup user
+creates or changes streams and durable consumers; a service pulls and acknowledges through
+its own durable consumer alone, makes consumers of its own only by name (a create without a
+name could take over a durable one) over the subjects it may read, reads single subjects by
+direct get, and publishes only its own kinds of journal entries. The durable consumers'
+names are denied to every other user.
 """
 
 from __future__ import annotations
@@ -14,15 +21,40 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from gangway_contracts import durables, events
 from gangway_contracts.config import SchedulerConfig
-from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_contracts.durables import Durable
+from gangway_contracts.events import JournalEvent
+from gangway_contracts.subjects import BackendOperation, Kind, Subjects
 
 WATCHER: Final = "watcher"
 PODGANG: Final = "podgang"
 ADMISSION: Final = "admission"
+# The bus's administrator: creates and changes streams and durable consumers (the setup step).
+SETUP: Final = "setup"
+# Reads the journal, objects and dead letters, changes nothing (``gangway trace``, operators).
+VIEWER: Final = "viewer"
 
 # NATS micro discovery ($SRV.PING, $SRV.INFO.<name>, …): backends answer it.
 _SERVICE_DISCOVERY: Final = "$SRV.>"
+_API: Final = "$JS.API"
+
+# Which journal entries each writer may publish (and look up): a service cannot forge
+# another's decisions.
+JOURNAL_WRITERS: Final[dict[str, tuple[type[JournalEvent], ...]]] = {
+    PODGANG: (
+        events.PodCliqueSetObserved,
+        events.PodGangPlanned,
+        events.PodGangCreated,
+        events.PodGangDeleted,
+        events.PodsCreated,
+        events.PodGangInitialized,
+        events.GatesLifted,
+        events.PodGangPhaseChanged,
+    ),
+    ADMISSION: (events.AdmissionRejected,),
+    "backend": (events.BackendSynced, events.BackendSyncFailed),
+}
 
 
 def backend_user(backend: str) -> str:
@@ -41,91 +73,197 @@ class Permissions:
     subscribe: tuple[str, ...]
     # Allowed to publish once to the reply subject of a request it received.
     allow_responses: bool = False
+    # Never published to, even where ``publish`` allows it (nats-server's deny wins).
+    deny_publish: tuple[str, ...] = ()
 
 
-def _provision(subjects: Subjects) -> list[str]:
-    """Every service makes sure the streams exist at start (whichever starts first)."""
-    streams = (subjects.objects_stream, subjects.journal_stream, subjects.deadletter_stream)
-    return [f"$JS.API.STREAM.{verb}.{s}" for s in streams for verb in ("CREATE", "UPDATE", "INFO")]
+def _streams(subjects: Subjects) -> tuple[str, str, str]:
+    return (subjects.objects_stream, subjects.journal_stream, subjects.deadletter_stream)
 
 
-def _reader(stream: str) -> list[str]:
-    """Consume a stream with consumers of its own (durable or not), acknowledge, and read
-    one subject's latest message (a backend looks up a PodGang's PodCliqueSet)."""
+def _stream_info(subjects: Subjects) -> list[str]:
+    """See that the streams exist as configured (every service checks at start)."""
+    return [f"{_API}.STREAM.INFO.{stream}" for stream in _streams(subjects)]
+
+
+def _ephemerals(stream: str, filters: Iterable[str] | None) -> list[str]:
+    """Consumers of its own on ``stream``, created by name (``objects.ephemeral_name``) and
+    reading only ``filters``; ``None``: any filter (a reader of several at once)."""
+    consumer = f"{_API}.CONSUMER"
+    creates = (
+        [f"{consumer}.CREATE.{stream}.*"]
+        if filters is None
+        else [f"{consumer}.CREATE.{stream}.*.{f}" for f in filters]
+    )
+    verbs = ("INFO", "MSG.NEXT", "DELETE")
+    return [*creates, *(f"{consumer}.{verb}.{stream}.*" for verb in verbs)]
+
+
+def _direct_gets(stream: str, patterns: Iterable[str]) -> list[str]:
+    """Read the last message of the subjects ``patterns`` match, and no other."""
+    return [f"{_API}.DIRECT.GET.{stream}.{pattern}" for pattern in patterns]
+
+
+def _own_durable(subjects: Subjects, durable: Durable) -> list[str]:
+    """Pull and acknowledge through its durable consumer only; hold its replicas' leases;
+    dead-letter what it gives up on."""
+    stream, name = subjects.objects_stream, durable.name
+    bucket = subjects.leases_bucket(name)
     return [
-        f"$JS.API.STREAM.MSG.GET.{stream}",
-        f"$JS.API.CONSUMER.CREATE.{stream}",
-        f"$JS.API.CONSUMER.CREATE.{stream}.>",
-        f"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.*",
-        f"$JS.API.CONSUMER.INFO.{stream}.*",
-        f"$JS.API.CONSUMER.DELETE.{stream}.*",
-        f"$JS.API.CONSUMER.MSG.NEXT.{stream}.*",
-        f"$JS.ACK.{stream}.>",
-    ]
-
-
-def _leases(subjects: Subjects, durable: str) -> list[str]:
-    """Keep the leases of a consumer's replicas: bind or create their bucket, take, renew
-    and give back a lease (``gangway_runtime.leases``)."""
-    bucket = subjects.leases_bucket(durable)
-    stream = f"KV_{bucket}"
-    return [f"$JS.API.STREAM.{verb}.{stream}" for verb in ("CREATE", "INFO", "MSG.GET")] + [
-        f"$JS.API.DIRECT.GET.{stream}.>",
+        f"{_API}.CONSUMER.INFO.{stream}.{name}",
+        f"{_API}.CONSUMER.MSG.NEXT.{stream}.{name}",
+        f"$JS.ACK.{stream}.{name}.>",
+        f"{_API}.STREAM.INFO.KV_{bucket}",
+        f"{_API}.STREAM.MSG.GET.KV_{bucket}",
+        f"{_API}.DIRECT.GET.KV_{bucket}.>",
         f"$KV.{bucket}.>",
+        subjects.deadletter(name),
     ]
+
+
+def denied_durable(subjects: Subjects, durable: str, own: bool = False) -> list[str]:
+    """What the wildcards of :func:`_ephemerals` would otherwise allow on a durable
+    consumer: creating, changing or deleting it (the setup step's alone), and, unless it is
+    the service's ``own``, reading from it."""
+    consumer, stream = f"{_API}.CONSUMER", subjects.objects_stream
+    changes = [
+        f"{consumer}.CREATE.{stream}.{durable}",
+        f"{consumer}.CREATE.{stream}.{durable}.>",
+        f"{consumer}.DELETE.{stream}.{durable}",
+    ]
+    reads = [f"{consumer}.INFO.{stream}.{durable}", f"{consumer}.MSG.NEXT.{stream}.{durable}"]
+    return changes if own else changes + reads
+
+
+def _journal(subjects: Subjects, writer: str) -> tuple[list[str], list[str]]:
+    """The journal subjects ``writer`` publishes to, and the direct gets of them (whether
+    a step is journaled already)."""
+    entries = [f"{subjects.journal_root}.*.*.{kind.__name__}.*" for kind in JOURNAL_WRITERS[writer]]
+    return entries, _direct_gets(subjects.journal_stream, entries)
 
 
 def _user(
-    subjects: Subjects, user: str, publish: Iterable[str], subscribe: Iterable[str] = ()
+    subjects: Subjects,
+    user: str,
+    publish: Iterable[str],
+    subscribe: Iterable[str] = (),
+    *,
+    deny: Iterable[str] = (),
+    serves_requests: bool = False,
 ) -> Permissions:
     return Permissions(
-        publish=(*_provision(subjects), *publish),
+        publish=(*_stream_info(subjects), *publish),
         subscribe=(f"{inbox_prefix(subjects.service_name(user))}.>", *subscribe),
-        allow_responses=bool(subscribe),  # who serves requests answers them
+        allow_responses=serves_requests,
+        deny_publish=tuple(deny),
     )
 
 
 def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str, Permissions]:
     """User name → permissions, for every service a configuration runs (external backends
-    included: their vendors run them under these users)."""
-    objects = subjects.objects_stream
-    journal = f"{subjects.journal_root}.>"
+    included: their vendors run them under these users), the setup step and the viewer."""
+    objects, journal_stream = subjects.objects_stream, subjects.journal_stream
+    all_objects = f"{subjects.objects_root}.>"
+    podgang = durables.podgang(subjects)
+    backends = {name: durables.backend(subjects, name) for name in config.enabled}
+
+    def deny(own: Durable | None = None) -> list[str]:
+        # The backends' in sorted order after podgang's: the Helm chart composes the same.
+        found = [podgang, *(backends[name] for name in sorted(backends))]
+        return [p for d in found for p in denied_durable(subjects, d.name, own=d == own)]
+
+    podgang_journal, podgang_lookups = _journal(subjects, PODGANG)
+    admission_journal, _ = _journal(subjects, ADMISSION)
     users = {
-        WATCHER: _user(subjects, WATCHER, [f"{subjects.objects_root}.>", *_reader(objects)]),
+        WATCHER: _user(
+            subjects,
+            WATCHER,
+            [
+                all_objects,
+                *_ephemerals(objects, [all_objects]),
+                *_direct_gets(objects, [all_objects]),
+            ],
+            deny=deny(),
+        ),
         PODGANG: _user(
             subjects,
             PODGANG,
             [
-                *_reader(objects),
-                *_leases(subjects, subjects.service_name(PODGANG)),
-                journal,
-                subjects.deadletter(subjects.service_name(PODGANG)),
+                *_ephemerals(objects, None),  # the read model: several kinds at once
+                *_own_durable(subjects, podgang),
+                *podgang_journal,
+                *podgang_lookups,
                 *(subjects.backend("*", op) for op in BackendOperation),
             ],
+            deny=deny(podgang),
         ),
         ADMISSION: _user(
-            subjects, ADMISSION, [journal, subjects.backend("*", BackendOperation.VALIDATE)]
+            subjects,
+            ADMISSION,
+            [*admission_journal, subjects.backend("*", BackendOperation.VALIDATE)],
+        ),
+        SETUP: _user(
+            subjects,
+            SETUP,
+            [
+                f"{_API}.STREAM.CREATE.*",
+                f"{_API}.STREAM.UPDATE.*",
+                f"{_API}.STREAM.INFO.*",
+                f"{_API}.CONSUMER.CREATE.{objects}.*",
+                f"{_API}.CONSUMER.INFO.{objects}.*",
+            ],
+        ),
+        VIEWER: _user(
+            subjects,
+            VIEWER,
+            [
+                *_ephemerals(objects, [all_objects]),
+                *_direct_gets(objects, [all_objects]),
+                *_ephemerals(journal_stream, [f"{subjects.journal_root}.>"]),
+                *_ephemerals(subjects.deadletter_stream, [f"{subjects.deadletter_root}.>"]),
+            ],
+            # Any client's default inbox, too: the viewer is whoever reads (services' replies
+            # go to inboxes of their own, never under ``_INBOX.``).
+            ["_INBOX.>"],
+            deny=deny(),
         ),
     }
-    for backend in config.enabled:
-        user = backend_user(backend)
+    backend_journal, backend_lookups = _journal(subjects, "backend")
+    for name, durable in backends.items():
+        user = backend_user(name)
+        own_objects = subjects.objects_filter("*", name)
         users[user] = _user(
             subjects,
             user,
             [
-                *_reader(objects),
-                *_leases(subjects, subjects.backend_service_name(backend)),
-                journal,
-                subjects.deadletter(subjects.backend_service_name(backend)),
+                *_ephemerals(objects, [own_objects]),  # the resync over its PodGangs
+                # Its own objects, and the PodCliqueSets and topologies its PodGangs name.
+                *_direct_gets(
+                    objects,
+                    [
+                        own_objects,
+                        subjects.objects_filter(Kind.PODCLIQUESET, ""),
+                        subjects.objects_filter(Kind.CLUSTERTOPOLOGYBINDING, ""),
+                    ],
+                ),
+                *_own_durable(subjects, durable),
+                *backend_journal,
+                *backend_lookups,
             ],
             # Its own requests and discovery: never another backend's, nor anyone's replies.
-            [f"{subjects.backend_root}.{backend}.>", _SERVICE_DISCOVERY],
+            [f"{subjects.backend_root}.{name}.>", _SERVICE_DISCOVERY],
+            deny=deny(durable),
+            serves_requests=True,
         )
     return users
 
 
 def _quoted(items: Iterable[str]) -> str:
     return ", ".join(f'"{item}"' for item in items)
+
+
+def _denied(items: tuple[str, ...]) -> str:
+    return f", deny: [{_quoted(items)}]" if items else ""
 
 
 def password_variable(user: str) -> str:
@@ -150,7 +288,7 @@ def user_entry(user: str, p: Permissions, password: str | None = None) -> str:
     secret = f'"{password}"' if password is not None else f"${password_variable(user)}"
     lines = [
         f'    {{user: "{user}", password: {secret}, permissions: {{',
-        f"      publish: {{allow: [{_quoted(p.publish)}]}},",
+        f"      publish: {{allow: [{_quoted(p.publish)}]{_denied(p.deny_publish)}}},",
         f"      subscribe: {{allow: [{_quoted(p.subscribe)}]}},",
     ]
     if p.allow_responses:

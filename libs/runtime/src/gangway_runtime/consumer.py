@@ -37,16 +37,17 @@ import aiohttp
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import BadRequestError
 from prometheus_client import Counter, Gauge
 
 from gangway_contracts.codec import MALFORMED
+from gangway_contracts.durables import Durable
 from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Subjects
 from gangway_runtime import logs, tasks
 from gangway_runtime.kube import KubeError
 from gangway_runtime.leases import Leases
 from gangway_runtime.settings import ConsumerSettings
+from gangway_runtime.streams import ensure_durable
 
 log = logging.getLogger(__name__)
 _BACKOFF_MAX = 60.0
@@ -207,8 +208,8 @@ class KeyQueue(Generic[K, M]):
 
 
 class Consumer(Generic[K]):
-    """``durable``: the consumer every replica shares, also naming the dead-letter subject;
-    ``filters``: the object subjects it takes."""
+    """``durable``: the consumer every replica shares (its name also names the dead-letter
+    subject and the leases' bucket) and the object subjects it takes."""
 
     def __init__(
         self,
@@ -216,15 +217,14 @@ class Consumer(Generic[K]):
         subjects: Subjects,
         handler: Handler[K],
         settings: ConsumerSettings,
-        *,
-        durable: str,
-        filters: Sequence[str],
+        durable: Durable,
     ) -> None:
         self.js = js
+        self.subjects = subjects
         self.stream = subjects.objects_stream
-        self.durable = durable
-        self.filter_subjects = list(filters)
-        self.deadletter_subject = subjects.deadletter(durable)
+        self.spec = durable
+        self.durable = durable.name
+        self.deadletter_subject = subjects.deadletter(durable.name)
         self.handler = handler
         self.settings = settings
         self.queue: KeyQueue[K, Msg] = KeyQueue()
@@ -232,24 +232,24 @@ class Consumer(Generic[K]):
         self._idle = 0
         self._worker_freed = asyncio.Event()
         self._sub: JetStreamContext.PullSubscription | None = None
-        self.leases = Leases(js, subjects.leases_bucket(durable), settings.ack_wait_seconds)
+        self.leases = Leases(js, subjects.leases_bucket(durable.name))
 
     async def subscribe(self) -> None:
-        """Create (or bind to) the durable consumer every replica shares, and the bucket of
-        their leases."""
-        await self.leases.bind(self.settings.streams)
-        self._sub = await self.js.pull_subscribe(
-            self.filter_subjects[0],
-            durable=self.durable,
-            stream=self.stream,
-            config=ConsumerConfig(
-                deliver_policy=DeliverPolicy.ALL,
-                ack_policy=AckPolicy.EXPLICIT,
-                ack_wait=self.settings.ack_wait_seconds,
-                max_ack_pending=self.settings.max_ack_pending,
-                filter_subjects=self.filter_subjects,
-            ),
-        )
+        """Bind to the durable consumer every replica shares and to the bucket of their
+        leases (the setup step made them; made here where nothing restricts this service)."""
+        while True:
+            try:
+                await ensure_durable(self.js, self.subjects, self.spec, self.settings)
+                await self.leases.bind()
+                break
+            except (TimeoutError, NatsError) as exc:
+                log.warning(
+                    "consumer %s not ready (%s): waiting for the setup step",
+                    self.durable,
+                    exc or type(exc).__name__,
+                )
+                await asyncio.sleep(2)
+        self._sub = await self.js.pull_subscribe_bind(durable=self.durable, stream=self.stream)
 
     async def run(self) -> None:
         if self._sub is None:

@@ -21,6 +21,7 @@ from gangway_contracts.codec import MALFORMED, from_json, to_json
 from gangway_contracts.events import AnyJournalEvent, JournalEvent
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.subjects import MSG_ID_HEADER, Subjects
+from gangway_runtime.objects import ephemeral_name
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,9 @@ class JournalWriter:
             return
         self._remember(subject)
         try:
-            stored = await self._js.get_last_msg(self._subjects.journal_stream, subject)
+            stored = await self._js.get_last_msg(
+                self._subjects.journal_stream, subject, direct=True
+            )
             if msgspec.json.decode(stored.data or b"", type=_Stored).at >= since - _CLOCK_SKEW:
                 return
         except NotFoundError:
@@ -178,6 +181,7 @@ async def read(
         subjects.journal_filter(namespace, podcliqueset),
         stream=subjects.journal_stream,
         config=ConsumerConfig(
+            name=ephemeral_name("journal-read"),
             deliver_policy=DeliverPolicy.ALL,
             ack_policy=AckPolicy.NONE,
             inactive_threshold=30.0,

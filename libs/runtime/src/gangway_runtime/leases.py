@@ -23,7 +23,7 @@ from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from gangway_runtime.settings import StreamSettings
+from gangway_runtime.settings import ConsumerSettings
 
 log = logging.getLogger(__name__)
 
@@ -33,33 +33,41 @@ def lease_key(key: Hashable) -> str:
     return hashlib.sha256(repr(key).encode()).hexdigest()[:40]
 
 
+def bucket_config(bucket: str, settings: ConsumerSettings) -> KeyValueConfig:
+    """A lease lives one ack deadline unless renewed: a dead replica's keys free themselves
+    as its messages go back to the consumer."""
+    streams = settings.streams
+    return KeyValueConfig(
+        bucket=bucket,
+        history=1,
+        ttl=settings.ack_wait_seconds,
+        replicas=streams.replicas,
+        storage=StorageType.FILE if streams.storage == "file" else StorageType.MEMORY,
+    )
+
+
+async def ensure_bucket(js: JetStreamContext, bucket: str, settings: ConsumerSettings) -> None:
+    """The bucket, created if missing (by the setup step, or the first replica where nothing
+    restricts it)."""
+    try:
+        await js.key_value(bucket)
+    except BucketNotFoundError:
+        await js.create_key_value(bucket_config(bucket, settings))
+
+
 class Leases:
-    def __init__(self, js: JetStreamContext, bucket: str, ttl: float) -> None:
+    def __init__(self, js: JetStreamContext, bucket: str) -> None:
         self._js = js
         self._bucket = bucket
-        self._ttl = ttl
         self._kv: KeyValue | None = None
         # Who holds a lease: this process, by host and pid (for whoever reads the bucket).
         self._holder = f"{socket.gethostname()}/{os.getpid()}".encode()
         self.held: dict[str, int] = {}  # lease key → revision, of leases this process holds
         self._writing = asyncio.Lock()  # a renewal never races a give-back of the same lease
 
-    async def bind(self, streams: StreamSettings) -> None:
-        """Bind to the bucket, or create it (the first replica to start creates it)."""
-        try:
-            self._kv = await self._js.key_value(self._bucket)
-            return
-        except BucketNotFoundError:
-            pass
-        storage = StorageType.FILE if streams.storage == "file" else StorageType.MEMORY
-        config = KeyValueConfig(
-            bucket=self._bucket,
-            history=1,
-            ttl=self._ttl,
-            replicas=streams.replicas,
-            storage=storage,
-        )
-        self._kv = await self._js.create_key_value(config)
+    async def bind(self) -> None:
+        """Bind to the bucket (:func:`ensure_bucket` made it)."""
+        self._kv = await self._js.key_value(self._bucket)
 
     async def take(self, key: Hashable) -> bool:
         """The lease of ``key``, if no other replica holds it."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nats.aio.client import Client as NatsClient
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 
 from gangway_runtime import bus, tasks
@@ -55,7 +56,10 @@ async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Con
         connected.append(nc)
         try:
             js = nc.jetstream()
-            await ensure_streams(js, settings.subjects, settings.streams)
+            provisioned = asyncio.Event()
+            probes.ready_when("streams", provisioned.is_set)
+            await _streams_ready(js, settings)
+            provisioned.set()
             async with await api_client(settings.kubeconfig) as api:
                 yield Connections(nc=nc, js=js, kube=Kube(api), probes=probes)
         finally:
@@ -63,6 +67,22 @@ async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Con
                 await nc.drain()
     finally:
         await probes.stop()
+
+
+async def _streams_ready(js: JetStreamContext, settings: ServiceSettings) -> None:
+    """The streams exist as configured: made by the setup step, or by this service where
+    its NATS user may. Until then (a user that may not, before the setup step has run) the
+    service waits, not ready, saying why."""
+    while True:
+        try:
+            await ensure_streams(js, settings.subjects, settings.streams)
+            return
+        except (TimeoutError, NatsError) as exc:
+            log.warning(
+                "streams not ready (%s): waiting for the setup step (gangway deploy setup)",
+                exc or type(exc).__name__,
+            )
+            await asyncio.sleep(2)
 
 
 def run(

@@ -1,26 +1,57 @@
-"""The JetStream streams, provisioned in one place for every service.
+"""The JetStream streams and durable consumers, provisioned in one place.
 
-Creating a stream that exists with the same configuration is a no-op on the server, so every
-service calls ``ensure_streams`` at start and whichever comes first creates them. A changed
-setting (more replicas, a longer journal) is applied as an update; one the server cannot
-change in place (the storage type) stops the service with the reason.
+The setup step (``gangway deploy setup``, ``gangway up``) calls :func:`provision` under a
+NATS user that may create and change them; the services' users may not (deploy/ gives them no
+such permission), so a service only checks what it needs exists: a stream that is there with
+the wanted configuration is left untouched. Where nothing restricts a service (a bare
+nats-server in development), it creates what is missing itself, as the setup step would.
+
+A changed setting (more replicas, a longer journal) is applied as an update; one the server
+cannot change in place (the storage type) stops the caller with the reason.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
-from nats.js.errors import APIError, BadRequestError
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    DiscardPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import APIError, BadRequestError, NotFoundError
 
+from gangway_contracts.durables import Durable
 from gangway_contracts.subjects import Subjects
-from gangway_runtime.settings import StreamSettings
+from gangway_runtime.leases import ensure_bucket
+from gangway_runtime.settings import ConsumerSettings, StreamSettings
 
 log = logging.getLogger(__name__)
 
 # JSApiStreamNameExistErr: the stream exists with another configuration.
 _STREAM_NAME_IN_USE = 10058
+# What a stream's configuration is compared on: the fields Gangway sets, and the limits a
+# careless (or hostile) change would lower.
+_COMPARED = (
+    "subjects",
+    "retention",
+    "discard",
+    "storage",
+    "num_replicas",
+    "max_msgs_per_subject",
+    "max_msgs",
+    "max_bytes",
+    "max_age",
+    "duplicate_window",
+    "allow_msg_ttl",
+    "allow_direct",
+)
 
 
 class StreamConfigError(RuntimeError):
@@ -33,6 +64,14 @@ def stream_configs(subjects: Subjects, settings: StreamSettings) -> list[StreamC
         discard=DiscardPolicy.OLD,
         storage=StorageType.FILE if settings.storage == "file" else StorageType.MEMORY,
         num_replicas=settings.replicas,
+        # Reads of one subject's last message go to $JS.API.DIRECT.GET.<stream>.<subject>,
+        # so a NATS user may be allowed to read some subjects and not others.
+        allow_direct=True,
+        max_msgs=-1,
+        max_bytes=-1,
+        max_age=0,
+        max_msgs_per_subject=-1,
+        duplicate_window=settings.duplicate_window_seconds,
     )
     return [
         common.evolve(
@@ -40,7 +79,6 @@ def stream_configs(subjects: Subjects, settings: StreamSettings) -> list[StreamC
             description="Latest state of each mirrored Kubernetes object (one per subject)",
             subjects=[f"{subjects.objects_root}.>"],
             max_msgs_per_subject=1,
-            duplicate_window=settings.duplicate_window_seconds,
             allow_msg_ttl=True,  # tombstones expire (Nats-TTL), live objects never do
         ),
         common.evolve(
@@ -59,20 +97,86 @@ def stream_configs(subjects: Subjects, settings: StreamSettings) -> list[StreamC
     ]
 
 
+def _differences(found: StreamConfig, wanted: StreamConfig) -> list[str]:
+    def value(config: StreamConfig, name: str) -> object:
+        got = getattr(config, name)
+        return sorted(got) if isinstance(got, list) else got
+
+    return [
+        f"{name} {value(found, name)!r} (wanted {value(wanted, name)!r})"
+        for name in _COMPARED
+        if getattr(wanted, name) is not None and value(found, name) != value(wanted, name)
+    ]
+
+
 async def ensure_streams(
     js: JetStreamContext, subjects: Subjects, settings: StreamSettings
 ) -> None:
+    """Every stream there with the wanted configuration: looked at first, and created or
+    updated only when it is missing or differs."""
     for config in stream_configs(subjects, settings):
+        assert config.name is not None
         try:
-            await js.add_stream(config)
-        except BadRequestError as exc:
-            if exc.err_code != _STREAM_NAME_IN_USE:
-                raise
-            log.info("stream %s: applying changed configuration", config.name)
-            try:
-                await js.update_stream(config)
-            except APIError as update:
-                raise StreamConfigError(
-                    f"stream {config.name}: {update.description}; change it back, or "
-                    "recreate the stream (its objects are re-published by the watcher)"
-                ) from update
+            found = (await js.stream_info(config.name)).config
+        except NotFoundError:
+            found = None
+        if found is not None and not (differences := _differences(found, config)):
+            continue
+        if found is not None:
+            log.info("stream %s: applying changed %s", config.name, ", ".join(differences))
+        await _create_or_update(js, config)
+
+
+async def _create_or_update(js: JetStreamContext, config: StreamConfig) -> None:
+    try:
+        await js.add_stream(config)
+    except BadRequestError as exc:
+        if exc.err_code != _STREAM_NAME_IN_USE:
+            raise
+        try:
+            await js.update_stream(config)
+        except APIError as update:
+            raise StreamConfigError(
+                f"stream {config.name}: {update.description}; change it back, or "
+                "recreate the stream (its objects are re-published by the watcher)"
+            ) from update
+
+
+def durable_config(durable: Durable, settings: ConsumerSettings) -> ConsumerConfig:
+    """The durable consumer every replica of a service shares."""
+    return ConsumerConfig(
+        name=durable.name,
+        durable_name=durable.name,
+        deliver_policy=DeliverPolicy.ALL,
+        ack_policy=AckPolicy.EXPLICIT,
+        ack_wait=settings.ack_wait_seconds,
+        max_ack_pending=settings.max_ack_pending,
+        filter_subjects=list(durable.filters),
+    )
+
+
+async def ensure_durable(
+    js: JetStreamContext, subjects: Subjects, durable: Durable, settings: ConsumerSettings
+) -> None:
+    """The service's durable consumer and its leases' bucket, created if missing."""
+    stream = subjects.objects_stream
+    try:
+        await js.consumer_info(stream, durable.name)
+    except NotFoundError:
+        await js.add_consumer(stream, durable_config(durable, settings))
+    await ensure_bucket(js, subjects.leases_bucket(durable.name), settings)
+
+
+async def provision(
+    js: JetStreamContext,
+    subjects: Subjects,
+    settings: ConsumerSettings,
+    durables: Sequence[Durable],
+) -> None:
+    """What the setup step makes: the streams, and each service's durable consumer (created,
+    or updated to the settings) and leases' bucket."""
+    await ensure_streams(js, subjects, settings.streams)
+    for durable in durables:
+        await js.add_consumer(subjects.objects_stream, durable_config(durable, settings))
+        await ensure_bucket(js, subjects.leases_bucket(durable.name), settings)
+        log.info("consumer %s: %s", durable.name, ", ".join(durable.filters))

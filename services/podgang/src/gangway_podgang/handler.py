@@ -16,8 +16,9 @@ import msgspec
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
+from gangway_contracts import durables
 from gangway_contracts.records import ObjectRecord
-from gangway_contracts.subjects import Kind, Subjects
+from gangway_contracts.subjects import Subjects
 from gangway_podgang import metrics
 from gangway_podgang.readmodel import ReadModel, WorkloadKey, decode_object, workload_of
 from gangway_podgang.reconcile import Outcome
@@ -27,8 +28,6 @@ from gangway_runtime.consumer import Consumer, Route
 log = logging.getLogger(__name__)
 
 Reconcile = Callable[[WorkloadKey], Awaitable[Outcome]]
-# The kinds whose changes can move a PodCliqueSet's reconcile.
-KINDS = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD)
 
 
 class PodgangHandler:
@@ -69,6 +68,4 @@ class PodgangHandler:
 def consumer(
     js: JetStreamContext, subjects: Subjects, handler: PodgangHandler, settings: PodgangSettings
 ) -> Consumer[WorkloadKey]:
-    filters = [subjects.objects_filter(kind) for kind in KINDS]
-    durable = subjects.service_name("podgang")
-    return Consumer(js, subjects, handler, settings, durable=durable, filters=filters)
+    return Consumer(js, subjects, handler, settings, durables.podgang(subjects))

@@ -28,6 +28,7 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGan
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
+from gangway_runtime.objects import ephemeral_name
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,7 @@ class ReadModel:
                 else {"deliver_policy": DeliverPolicy.ALL}
             )
             config = ConsumerConfig(
+                name=ephemeral_name("podgang-readmodel"),
                 ack_policy=AckPolicy.NONE,
                 filter_subjects=self.filter_subjects(),
                 inactive_threshold=_INACTIVE_SECONDS,

@@ -92,7 +92,7 @@ class ObjectStore:
 
     async def _refresh(self, subject: str) -> Stored | None:
         try:
-            msg = await self._js.get_last_msg(self._stream, subject)
+            msg = await self._js.get_last_msg(self._stream, subject, direct=True)
         except NotFoundError:
             self._index.pop(subject, None)
             return None

@@ -1,0 +1,38 @@
+"""The durable consumers on the OBJECTS stream: which service consumes what, under which name.
+
+One list for the three places that must agree: the setup step creates these consumers
+(``gangway_runtime.streams.provision``), each service binds to its own, and the NATS
+permissions let a service pull and acknowledge through its own alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from gangway_contracts.config import SchedulerConfig
+from gangway_contracts.subjects import Kind, Subjects
+
+# What podgang acts on; its read model also holds the ClusterTopologyBindings.
+PODGANG_KINDS: Final = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD)
+
+
+@dataclass(frozen=True)
+class Durable:
+    name: str  # also the service's dead-letter subject and its leases' bucket
+    filters: tuple[str, ...]
+
+
+def podgang(subjects: Subjects) -> Durable:
+    filters = tuple(subjects.objects_filter(kind) for kind in PODGANG_KINDS)
+    return Durable(subjects.service_name("podgang"), filters)
+
+
+def backend(subjects: Subjects, name: str) -> Durable:
+    """A backend's PodGangs and every resource it owns: any kind under its name."""
+    return Durable(subjects.backend_service_name(name), (subjects.objects_filter("*", name),))
+
+
+def durables(subjects: Subjects, config: SchedulerConfig) -> list[Durable]:
+    """Every durable consumer a configuration runs: podgang's and each enabled backend's."""
+    return [podgang(subjects), *(backend(subjects, name) for name in config.enabled)]
