@@ -180,9 +180,18 @@ data:
     {{- .Files.Get "files/base/nats.conf" | nindent 4 }}
 ---
 {{- $users := .Files.Get "files/nats-users.yaml" | fromYaml }}
-{{- $entries := $users.services }}
-{{- range $name := include "gangway.profiles" . | fromYamlArray }}
-{{- $entry := $users.backend | replace $users.placeholder.name $name | replace $users.placeholder.upper ($name | upper | replace "-" "_") }}
+{{- $names := include "gangway.profiles" . | fromYamlArray | sortAlpha }}
+{{- /* Every entry denies each enabled backend's durable consumer (the generated file says how). */}}
+{{- $denied := "" }}
+{{- range $names }}{{ $denied = print $denied ($users.denied.backend | replace $users.placeholder.name .) }}{{ end }}
+{{- $entries := dict }}
+{{- range $user, $entry := $users.services }}
+{{- $_ := set $entries $user ($entry | replace $users.denied.services $denied) }}
+{{- end }}
+{{- range $name := $names }}
+{{- $mine := "" }}
+{{- range $names }}{{ $mine = print $mine (ternary $users.denied.own $users.denied.backend (eq . $name) | replace $users.placeholder.name .) }}{{ end }}
+{{- $entry := $users.backend | replace $users.denied.entry $mine | replace $users.placeholder.name $name | replace $users.placeholder.upper ($name | upper | replace "-" "_") }}
 {{- $_ := set $entries (printf "backend-%s" $name) $entry }}
 {{- end }}
 apiVersion: v1
