@@ -35,6 +35,7 @@ import yaml
 
 from gangway_admission.webhook import PATH
 from gangway_cli import cluster
+from gangway_cli.localbus import LocalBus
 from gangway_cli.services import LocalServices, services_for
 from gangway_contracts.config import (
     COSCHEDULING,
@@ -60,10 +61,10 @@ from gangway_localcluster.kai import (
     QUEUES_PATH,
     default_queues,
 )
-from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.nodes import NodePool
 from gangway_localcluster.processes import free_port
 from gangway_runtime.kube import KubeError
+from gangway_runtime.settings import ConsumerSettings, load_settings
 
 REPO: Final = Path(__file__).resolve().parents[3]
 REGISTRATION: Final = REPO / "deploy" / "base" / "validating-webhook.yaml"
@@ -112,6 +113,11 @@ def add_arguments(up: argparse.ArgumentParser) -> None:
     )
     nodes.add_argument("--node-cpu", default=DEFAULT_NODES.cpu, help="CPU each")
     nodes.add_argument("--node-memory", default=DEFAULT_NODES.memory, help="memory each")
+    up.add_argument(
+        "--nats-tls",
+        action="store_true",
+        help="NATS serves TLS only, with a CA made for this run (GANGWAY_NATS_CA names it)",
+    )
     up.add_argument(
         "--ready-file",
         type=Path,
@@ -192,13 +198,14 @@ def run(args: argparse.Namespace) -> int:
         except (cluster.ClusterInUse, KubeError, OSError) as exc:
             print(f"up: the cluster of {kubeconfig}: {exc}", file=sys.stderr)
             return 1
-        # JetStream on file in up's working directory (a temporary one unless --state-dir):
-        # a nats-server restart loses nothing, as deploy/ runs it.
-        (state / "nats").mkdir(exist_ok=True)
-        nats = NatsServer.start(workdir=state / "nats")
-        stack.callback(nats.stop)
         config_file = _config_file(args.config, found, state)
         config = given if given is not None else load_operator_config(config_file.read_text())
+        # JetStream on file in up's working directory (a temporary one unless --state-dir):
+        # a nats-server restart loses nothing; a user per service, as deploy/ runs it.
+        nats = LocalBus.start(
+            state / "nats", config, load_settings(ConsumerSettings), tls=args.nats_tls
+        )
+        stack.callback(nats.stop)
         webhook_host = "127.0.0.1" if local else args.webhook_host
         webhook = LocalWebhook.make(state / "admission", webhook_host or "127.0.0.1")
         services = LocalServices.start(
@@ -209,13 +216,16 @@ def run(args: argparse.Namespace) -> int:
                 "GANGWAY_CONFIG_FILE": str(config_file),
             },
             services_for(config),
-            {"admission": webhook.settings},
+            {name: nats.settings_of(name) for name, _ in services_for(config)}
+            | {"admission": nats.settings_of("admission") | webhook.settings},
         )
         stack.callback(services.stop)
         if webhook_host:
             asyncio.run(cluster.register(kubeconfig, webhook.registration()))
             stack.callback(_deregister, kubeconfig)
         env = {"KUBECONFIG": str(kubeconfig), "NATS_URL": nats.url}
+        if nats.ca is not None:  # gangway trace trusts the server by it
+            env["GANGWAY_NATS_CA"] = str(nats.ca)
         if local:
             env["PATH"] = f"{local.binaries.kubectl.parent}:{os.environ.get('PATH', '')}"
         running = Running(local, found, nats.url, config_file, services, webhook, webhook_host)
@@ -345,7 +355,10 @@ class Running:
             yield f"  CRDs: {len(crds)} installed ({', '.join(p.stem for p in crds)})"
         else:
             yield "  Gangway CRDs installed: " + (", ".join(found.installed) or "none needed")
-        yield f"NATS with JetStream at {self.nats_url}"
+        yield (
+            f"NATS with JetStream at {self.nats_url}: a user per service; without credentials,"
+            " a client reads and changes nothing"
+        )
         yield f"Scheduler profiles ({self.config_file}): {', '.join(config.enabled)}"
         yield f"  default: {config.default}"
         yield "Services:"
@@ -363,8 +376,9 @@ class Running:
     def _next_steps(self, env: dict[str, str]) -> Iterator[str]:
         """What to try next, in another shell: the environment to set, then commands."""
         yield "Try, in another shell:"
-        for key in ("KUBECONFIG", "NATS_URL"):
-            yield f"  export {key}={shlex.quote(env[key])}"
+        for key in ("KUBECONFIG", "NATS_URL", "GANGWAY_NATS_CA"):
+            if key in env:
+                yield f"  export {key}={shlex.quote(env[key])}"
         # gangway itself (the workspace's environment) and the kubectl this cluster runs.
         found = [Path(sys.executable).parent]
         if self.local:
@@ -381,7 +395,6 @@ class Running:
             "   # refused by admission: why?"
         )
         yield "  gangway validate tests/fixtures/podcliquesets/single-clique.yaml   # offline"
-        yield "  nats stream view GANGWAY_OBJECTS   # the watcher's mirror (nats CLI)"
 
 
 @dataclass(frozen=True)

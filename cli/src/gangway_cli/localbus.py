@@ -1,0 +1,103 @@
+"""``gangway up``'s NATS, run the way deploy/ runs it: a user per service with its
+permissions (``gangway_contracts.permissions``), the streams and durable consumers made by
+the setup user before any service starts, JetStream on file in up's working directory, and
+TLS when asked for.
+
+Passwords are fresh random ones each start, handed to each service in its environment and
+never printed. A client that gives no credentials (``gangway trace``, ``kubectl``'s
+neighbour in another shell) is the viewer: it reads the journal, objects and dead letters,
+and can change nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from gangway_contracts.config import SchedulerConfig
+from gangway_contracts.durables import durables
+from gangway_contracts.permissions import (
+    SETUP,
+    VIEWER,
+    nats_authorization,
+    service_permissions,
+)
+from gangway_contracts.subjects import Subjects
+from gangway_localcluster.certs import write_serving_certificate
+from gangway_localcluster.nats import NatsServer
+from gangway_runtime import bus
+from gangway_runtime.settings import ConsumerSettings
+from gangway_runtime.streams import provision
+
+_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class LocalBus:
+    server: NatsServer
+    passwords: dict[str, str]
+    ca: Path | None  # the CA a client trusts the server by, when TLS is on
+
+    @classmethod
+    def start(
+        cls, workdir: Path, config: SchedulerConfig, settings: ConsumerSettings, tls: bool
+    ) -> LocalBus:
+        """nats-server with every user ``config`` runs, then the streams, consumers and
+        lease buckets made as the setup user would (``gangway deploy bus``)."""
+        subjects = settings.subjects
+        users = service_permissions(subjects, config)
+        passwords = {user: secrets.token_hex(32) for user in users}
+        text = nats_authorization(users, passwords) + f'no_auth_user: "{VIEWER}"\n'
+        ca = None
+        if tls:
+            files = write_serving_certificate(workdir / "tls", (_HOST,), "gangway-nats")
+            text += f'tls {{\n  cert_file: "{files.cert}"\n  key_file: "{files.key}"\n}}\n'
+            ca = files.ca
+        workdir.mkdir(parents=True, exist_ok=True)
+        config_file = workdir / "nats.conf"
+        config_file.touch(mode=0o600)  # it holds the passwords
+        config_file.write_text(text)
+        server = NatsServer.start(workdir=workdir)
+        started = cls(server, passwords, ca)
+        try:
+            asyncio.run(started._provision(subjects, settings, config))
+        except BaseException:
+            server.stop()
+            raise
+        return started
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def settings_of(self, user: str) -> dict[str, str]:
+        """The GANGWAY_NATS_* a service runs with, as its user."""
+        found = {"GANGWAY_NATS_USER": user, "GANGWAY_NATS_PASSWORD": self.passwords[user]}
+        if self.ca is not None:
+            found["GANGWAY_NATS_CA"] = str(self.ca)
+        return found
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    async def _provision(
+        self, subjects: Subjects, settings: ConsumerSettings, config: SchedulerConfig
+    ) -> None:
+        as_setup = settings.model_copy(update=self._connection(SETUP))
+        nc = await bus.connect(as_setup, subjects.service_name(SETUP))
+        try:
+            await provision(nc.jetstream(), subjects, settings, durables(subjects, config))
+        finally:
+            await nc.close()
+
+    def _connection(self, user: str) -> dict[str, object]:
+        return {
+            "nats_url": self.url,
+            "nats_user": user,
+            "nats_password": SecretStr(self.passwords[user]),
+            "nats_ca": self.ca,
+        }

@@ -1,0 +1,91 @@
+"""``gangway up``'s NATS, as deploy/ runs it: the setup user made the streams and the durable
+consumers before any service starts; each service connects as itself and may do its own
+work only; a client without credentials reads and changes nothing; with TLS, a client must
+trust the run's CA."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from nats.aio.client import Client as NatsClient
+
+from gangway_cli.localbus import LocalBus
+from gangway_contracts.config import parse_scheduler_config
+from gangway_contracts.durables import durables
+from gangway_contracts.permissions import SETUP, inbox_prefix
+from gangway_contracts.subjects import Subjects
+from gangway_runtime import bus
+from gangway_runtime.settings import ConsumerSettings, StreamSettings
+
+CONFIG = parse_scheduler_config({"profiles": [{"name": "default-scheduler", "default": True}]})
+
+
+async def _connect(url: str, ca: Path, errors: list[str], **user: Any) -> NatsClient:
+    async def on_error(exc: Exception) -> None:
+        errors.append(str(exc))
+
+    trusted = ssl.create_default_context(cafile=ca)
+    return await nats.connect(url, tls=trusted, error_cb=on_error, **user)
+
+
+async def test_services_connect_as_themselves_and_a_stranger_only_reads(tmp_path: Path) -> None:
+    settings = ConsumerSettings(streams=StreamSettings(storage="memory"))
+    local = await asyncio.to_thread(LocalBus.start, tmp_path, CONFIG, settings, True)
+    subjects = Subjects()
+    try:
+        assert local.url.startswith("tls://")
+        assert local.ca is not None
+        # A service, by the settings up gives it (user, password, CA), as it connects.
+        watcher_settings = settings.model_copy(
+            update={"nats_url": local.url, **_typed(local.settings_of("watcher"))}
+        )
+        watcher = await bus.connect(watcher_settings, subjects.service_name("watcher"))
+        errors: list[str] = []
+        stranger = await _connect(local.url, local.ca, errors)
+        try:
+            js = stranger.jetstream()
+            assert (await js.stream_info(subjects.objects_stream)).config.allow_direct
+            for durable in durables(subjects, CONFIG):  # made by the setup user
+                setup = await _connect(
+                    local.url,
+                    local.ca,
+                    errors,
+                    user=SETUP,
+                    password=local.passwords[SETUP],
+                    inbox_prefix=inbox_prefix(subjects.service_name(SETUP)).encode(),
+                )
+                await setup.jetstream().consumer_info(subjects.objects_stream, durable.name)
+                await setup.close()
+            await watcher.jetstream().publish(subjects.objects_root + ".pod.-.ns.p", b"{}")
+            await stranger.publish(subjects.objects_root + ".pod.-.ns.x", b"{}")
+            await stranger.flush()
+            await asyncio.sleep(0.3)  # the server reports a violation asynchronously
+        finally:
+            await stranger.close()
+            await watcher.close()
+        assert errors == [
+            f'nats: permissions violation for publish to "{subjects.objects_root}.pod.-.ns.x"'
+        ]
+        # Without the run's CA, no connection at all.
+        with pytest.raises((ssl.SSLError, nats.errors.NoServersError, OSError)):
+            await nats.connect(local.url, allow_reconnect=False, max_reconnect_attempts=0)
+    finally:
+        local.stop()
+    log = (tmp_path / "nats-server.log").read_text()
+    assert not [user for user, password in local.passwords.items() if password in log]
+
+
+def _typed(found: dict[str, str]) -> dict[str, object]:
+    """The GANGWAY_NATS_* variables as settings fields."""
+    from pydantic import SecretStr
+
+    return {
+        "nats_user": found["GANGWAY_NATS_USER"],
+        "nats_password": SecretStr(found["GANGWAY_NATS_PASSWORD"]),
+        "nats_ca": Path(found["GANGWAY_NATS_CA"]),
+    }
