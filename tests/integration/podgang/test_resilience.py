@@ -283,3 +283,48 @@ async def test_a_huge_podcliqueset_deleted_mid_creation_is_written_no_further(
         await eventually(lambda: asyncio.sleep(0, caplog.text), lambda log: "writes stopped" in log)
         made = service.writes.count("podgang:create")
     assert made < 3000
+
+
+async def test_a_podcliqueset_only_the_bus_knows_is_built_once_then_left(
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A well-formed PodCliqueSet record forged onto the bus (only the watcher may publish
+    objects; this is what a compromised or mistaken one would do): podgang built its
+    PodGangs, the garbage collector took them away (their owner's uid does not exist), and
+    podgang built them again, every ~30 s, for ever. Now the status write's 404 makes it ask
+    the API server once; the uid is a phantom, and nothing more is made for it."""
+    caplog.set_level(logging.WARNING, logger="gangway_podgang")
+    ghost = workload(namespace, "ghost")
+    uid = "00000000-0000-4000-8000-00000000dead"
+    ghost["metadata"] |= {"uid": uid, "resourceVersion": "1", "generation": 1}
+    record = {
+        "kind": "PodCliqueSet",
+        "namespace": namespace,
+        "name": "ghost",
+        "uid": uid,
+        "resourceVersion": "1",
+        "observedAt": "2026-11-25T00:00:00Z",
+        "object": ghost,
+    }
+    async with (
+        running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG),
+        running_podgang(api, nc, subjects, namespace, CONFIG) as service,
+    ):
+        key = ObjectKey(Kind.PODCLIQUESET, "", namespace, "ghost")
+        await nc.jetstream().publish(subjects.object(key), msgspec.json.encode(record))
+        await eventually(
+            lambda: asyncio.sleep(0, caplog.text), lambda log: f"of uid {uid}" in log, within=60
+        )
+        await eventually(partial(podgangs, api, namespace), lambda found: not found, within=60)
+        made = service.writes.count("podgang:create")
+        await asyncio.sleep(5)  # the collected PodGang's deletion reaches podgang meanwhile
+        assert await podgangs(api, namespace) == {}
+        assert service.writes.count("podgang:create") == made
+        # And podgang goes on with PodCliqueSets that exist.
+        await server_side_apply(api, workload(namespace, "trainer"), namespace)
+        await converged(api, namespace)
+    assert caplog.text.count(f"of uid {uid}") == 1

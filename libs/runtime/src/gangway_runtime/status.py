@@ -41,11 +41,17 @@ def now() -> str:
 
 
 async def patch_status(
-    kube: Kube, resource: ApiResource, current: dict[str, Any], change: StatusChange
+    kube: Kube,
+    resource: ApiResource,
+    current: dict[str, Any],
+    change: StatusChange,
+    *,
+    missing_ok: bool = True,
 ) -> dict[str, Any] | None:
     """Apply ``change`` to the object's status, starting from ``current`` (the read model's
     copy, usually fresh enough). Returns the object as written, or None when nothing was
-    written (no change, or the object is gone)."""
+    written (no change, or the object is gone; unless ``missing_ok`` is false: then its
+    404 is raised)."""
     meta = current["metadata"]
     path = resource.path(meta.get("namespace", ""), meta["name"], "status")
     for _ in range(_ATTEMPTS):
@@ -63,7 +69,7 @@ async def patch_status(
             written: dict[str, Any] = msgspec.json.decode(body)
             return written
         except KubeError as exc:
-            if exc.status == 404:
+            if exc.status == 404 and missing_ok:
                 return None
             if exc.status != 409:
                 raise

@@ -23,3 +23,8 @@ WRITES_PER_GANG = Histogram(
     "Writes one PodGang took from creation to its last gate lifted (this process's count)",
     buckets=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
 )
+PHANTOMS = Counter(
+    "gangway_podgang_phantoms",
+    "PodCliqueSets the store held and the API server did not (a forged record, a deletion "
+    "not yet mirrored): nothing more is made for them",
+)

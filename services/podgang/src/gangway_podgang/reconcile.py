@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,7 +38,7 @@ from gangway_podgang.readmodel import ReadModel, Workload, WorkloadKey
 from gangway_podgang.report import Reporter
 from gangway_podgang.writes import Actuator, BackendUnavailable, Expectation, PrepareFailed
 from gangway_runtime import tasks, tracing
-from gangway_runtime.kube import Kube
+from gangway_runtime.kube import Kube, KubeError
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,22 @@ class Step:
     decision: Decision = field(default_factory=Decision)
     unresolved: str = ""  # why no backend could be chosen (the cliques' schedulerName)
     too_large: str = ""  # why nothing is planned: more gangs or pods than one may make
+
+
+class Phantoms:
+    """A bounded set of uids: the oldest forgotten first (each costs one read again)."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._uids: OrderedDict[str, None] = OrderedDict()
+        self._size = size
+
+    def add(self, uid: str) -> None:
+        self._uids[uid] = None
+        while len(self._uids) > self._size:
+            self._uids.popitem(last=False)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._uids
 
 
 @dataclass(frozen=True)
@@ -89,6 +106,9 @@ class Reconciler:
         self.wait_seconds = wait_seconds
         self.request_timeout = request_timeout
         self.limits = limits or Limits()
+        # PodCliqueSets the store holds and the API server does not (``_owner_missing``).
+        # In memory: after a restart, the first status write finds one again, once.
+        self.phantoms = Phantoms()
 
     async def reconcile(self, key: WorkloadKey) -> Outcome:
         found = self.model.peek(key)
@@ -119,6 +139,8 @@ class Reconciler:
         pcs = workload.podcliqueset
         if pcs is None or pcs.metadata.deletion_timestamp:
             return None  # deleting a PodCliqueSet cascades through owner references
+        if pcs.metadata.uid in self.phantoms:
+            return None
         try:
             backend = self.config.backend_for(pcs)
         except FieldErrors as exc:
@@ -303,9 +325,35 @@ class Reconciler:
                 conditions.append(features)
         fields = progress.counts(pcs, step.plan, step.workload.podgangs, step.workload.pods)
         change = progress.status_change(fields, conditions)
-        written = await patch_status(self.kube, PODCLIQUESETS, progress.current_status(pcs), change)
+        current = progress.current_status(pcs)
+        try:
+            written = await patch_status(
+                self.kube, PODCLIQUESETS, current, change, missing_ok=False
+            )
+        except KubeError as exc:
+            if exc.status != 404 or not await self._owner_missing(key, pcs):
+                raise
+            return
         if written is not None:
             metrics.WRITES.labels("podcliqueset", "status").inc()
+
+    async def _owner_missing(self, key: WorkloadKey, pcs: PodCliqueSet) -> bool:
+        """The API server has no status for a PodCliqueSet the store holds: is there one at
+        all? If not (a record forged onto the bus, or a deletion the store has not shown yet),
+        its uid is a phantom: nothing more is made for it, and what was made, owned by a uid
+        that does not exist, the garbage collector takes away. Asked once per phantom."""
+        live = await self.kube.read(PODCLIQUESETS, pcs.metadata.namespace, pcs.metadata.name)
+        if live is not None and live["metadata"]["uid"] == pcs.metadata.uid:
+            return False
+        self.phantoms.add(pcs.metadata.uid)
+        log.warning(
+            "%s/%s: the API server has no PodCliqueSet of uid %s, which the store holds: "
+            "nothing more is made for it",
+            *key,
+            pcs.metadata.uid,
+        )
+        metrics.PHANTOMS.inc()
+        return True
 
     async def _features(self, key: WorkloadKey, step: Step) -> Condition | None:
         """The backend's verdict on what this generation asks for, asked once per
