@@ -1,4 +1,8 @@
-"""Stopping a task for sure.
+"""Starting a task whose death is never silent, and stopping a task for sure.
+
+A task left to itself that fails shows only as asyncio's "Task exception was never
+retrieved", when (and if) it is collected: :func:`spawn` logs its failure at ERROR at once,
+naming what it was doing.
 
 Python 3.11's ``asyncio.wait_for`` (used inside nats-py) can swallow a cancellation that
 arrives as its inner future completes, and a loop around it then runs on. So a stop
@@ -9,10 +13,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Coroutine
 from typing import Any
 
 _RECHECK_SECONDS = 1.0
+log = logging.getLogger(__name__)
+
+
+def spawn(coroutine: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+    """A task; should it fail, its exception is logged at ERROR with ``name`` (what it was
+    doing: "publish gangway.objects.pod.-.ml.a", "journal") and counted as retrieved."""
+    task = asyncio.create_task(coroutine, name=name)
+    task.add_done_callback(_log_failure)
+    return task
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("task %s died: %r", task.get_name(), exc, exc_info=exc)
 
 
 async def stop(task: asyncio.Task[Any]) -> None:

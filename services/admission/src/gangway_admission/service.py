@@ -81,8 +81,8 @@ async def listening(
     )
     runner = web.AppRunner(webhook.app(settings.max_request_bytes), access_log=None)
     await runner.setup()
-    watching = asyncio.create_task(certificate.watch(settings.tls_reload_seconds))
-    journaling = asyncio.create_task(rejections.run(), name="journal")
+    watching = tasks.spawn(certificate.watch(settings.tls_reload_seconds), "certificate reload")
+    journaling = tasks.spawn(rejections.run(), "journal")
     try:
         site = web.TCPSite(
             runner, settings.webhook_host, settings.webhook_port, ssl_context=certificate.context

@@ -20,6 +20,7 @@ import nats.errors
 from nats.js.errors import APIError, ServiceUnavailableError
 
 from gangway_contracts.records import ObjectRecord
+from gangway_runtime import tasks
 from gangway_watcher import metrics
 from gangway_watcher.store import Outcome
 
@@ -67,8 +68,8 @@ class Publisher:
             await self._slots.acquire()  # backpressure: the caller stops reading its watch
             if item.subject not in self._in_flight:
                 self._drained.clear()
-                self._in_flight[item.subject] = asyncio.create_task(
-                    self._publish_subject(item), name=f"publish {item.subject}"
+                self._in_flight[item.subject] = tasks.spawn(
+                    self._publish_subject(item), f"publish {item.subject}"
                 )
                 return
             self._slots.release()  # the subject got going while we waited: queue behind it
