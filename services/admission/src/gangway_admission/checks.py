@@ -16,9 +16,10 @@ import msgspec
 
 from gangway_contracts.config import canonical_name, scheduler_name_of
 from gangway_contracts.errors import FieldError, field_path, not_dns_labels
-from gangway_contracts.grove import PodCliqueSet, TopologyConstraint
+from gangway_contracts.grove import EMPTY_OBJECT, PodCliqueSet, TopologyConstraint
 from gangway_contracts.k8s import is_dns_label, is_label_value, is_qualified_name
 from gangway_contracts.limits import Limits, over_limits
+from gangway_contracts.podspec import pod_spec_errors
 
 # Grove's topology domains, broadest first: the order used when no ClusterTopologyBinding
 # says otherwise (offline, or a PodCliqueSet that names none).
@@ -49,6 +50,7 @@ def check_podcliqueset(
         *_counts(pcs),
         *over_limits(pcs, limits or Limits()),
         *_template_metadata(pcs),
+        *_pod_specs(pcs),
         *_generated_names(pcs),
     ]
     _topology(pcs, levels, findings)
@@ -190,6 +192,15 @@ def _scaling_groups(pcs: PodCliqueSet) -> Iterator[FieldError]:
                     reason=f'"{name}" collides with the names scaling group "{group.name}" '
                     f'gives its replicas ("{group.name}-<replica>-<clique>"); rename one',
                 )
+
+
+def _pod_specs(pcs: PodCliqueSet) -> Iterator[FieldError]:
+    """Each clique's podSpec as the API server would judge the pods made from it."""
+    for i, clique in enumerate(pcs.spec.template.cliques):
+        given = clique.spec.pod_spec
+        # The view fills a missing podSpec with {}: say it is missing, not that it is empty.
+        raw = b"" if given is EMPTY_OBJECT else bytes(given)
+        yield from pod_spec_errors(raw, field_path(*_CLIQUES, i, "spec", "podSpec"))
 
 
 def _template_metadata(pcs: PodCliqueSet) -> Iterator[FieldError]:
