@@ -13,6 +13,7 @@ from typing import Any
 import nats
 import pytest
 from nats.aio.client import Client as NatsClient
+from pydantic import SecretStr
 
 from gangway_cli.localbus import LocalBus
 from gangway_contracts.config import parse_scheduler_config
@@ -82,8 +83,6 @@ async def test_services_connect_as_themselves_and_a_stranger_only_reads(tmp_path
 
 def _typed(found: dict[str, str]) -> dict[str, object]:
     """The GANGWAY_NATS_* variables as settings fields."""
-    from pydantic import SecretStr
-
     return {
         "nats_user": found["GANGWAY_NATS_USER"],
         "nats_password": SecretStr(found["GANGWAY_NATS_PASSWORD"]),

@@ -328,3 +328,25 @@ async def test_a_podcliqueset_only_the_bus_knows_is_built_once_then_left(
         await server_side_apply(api, workload(namespace, "trainer"), namespace)
         await converged(api, namespace)
     assert caplog.text.count(f"of uid {uid}") == 1
+
+
+@pytest.mark.usefixtures("backend")
+async def test_pods_the_api_server_refuses_are_said_on_the_podcliqueset(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """Past admission (an older webhook, one failing open, a rule only the API server has):
+    the pods' creates are refused as invalid. That was retried eight times and dead-lettered
+    a minute later with nothing on the PodCliqueSet; now PodGangsReady=False says why, at
+    once, and a fixed PodCliqueSet converges."""
+    broken = workload(namespace, "trainer")
+    del broken["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"][0]["image"]
+    async with running_podgang(api, nc, subjects, namespace, CONFIG):
+        await server_side_apply(api, broken, namespace)
+        found = await live_when(api, broken, namespace, "PodGangsReady", reason="Refused")
+        message = condition(found, "PodGangsReady")["message"]
+        assert message.startswith("the API server refuses what this PodCliqueSet makes: HTTP 422")
+        assert "image: Required value" in message
+        assert await pods(api, namespace) == {}
+        await server_side_apply(api, workload(namespace, "trainer"), namespace)  # fixed
+        await converged(api, namespace)
+    assert await dead_letters(nc.jetstream(), subjects) == []

@@ -90,7 +90,7 @@ def quantity(value: Quantity) -> Decimal | None:
         return None
     suffix = match["suffix"] or ""
     if suffix in _BINARY:
-        return number * 1024 ** _BINARY[suffix]
+        return number * (1 << (10 * _BINARY[suffix]))
     if suffix in _DECIMAL:
         return number.scaleb(_DECIMAL[suffix])
     return number.scaleb(int(suffix[1:])) if suffix else number

@@ -13,9 +13,9 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 from nats.aio.client import Client as NatsClient
@@ -43,6 +43,7 @@ from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 
 log = logging.getLogger(__name__)
 GATE = labels.PODGANG_PENDING_CREATION_GATE
+REFUSED: Final = "Refused"  # PodGangsReady's reason when the API server refuses a write
 tracer = trace.get_tracer("gangway.podgang")
 
 
@@ -57,6 +58,12 @@ class Step:
     decision: Decision = field(default_factory=Decision)
     unresolved: str = ""  # why no backend could be chosen (the cliques' schedulerName)
     too_large: str = ""  # why nothing is planned: more gangs or pods than one may make
+    refused: str = ""  # the API server refused what this PodCliqueSet makes, and why
+
+
+class Refused(Exception):
+    """The API server found invalid what podgang made from the spec (422): no retry helps
+    until the PodCliqueSet changes; said on it instead."""
 
 
 class Phantoms:
@@ -172,6 +179,9 @@ class Reconciler:
                 await self._planned(step)
             try:
                 expected = await self._apply_while_wanted(key, step, learned)
+            except Refused as exc:
+                step = replace(step, refused=str(exc))
+                break
             finally:
                 await self.reporter.say(step.pcs)  # what the round did, even if not all
             if not await self._mirrored(key, expected):
@@ -179,6 +189,8 @@ class Reconciler:
             step = self._decide(key)
         if step is None:
             return Outcome(converged=True, rounds=rounds)
+        if step.refused:
+            await self._refused(step)
         await self._journal_what_is_done(step)
         await self._status(key, step, learned)
         return Outcome(converged=step.decision.done, rounds=rounds)
@@ -220,6 +232,10 @@ class Reconciler:
         except PrepareFailed as exc:
             await self._backend_trouble(key, step, "PreparePodsFailed", str(exc))
             raise
+        except KubeError as exc:
+            if exc.status != 422:
+                raise
+            raise Refused(f"the API server refuses what this PodCliqueSet makes: {exc}") from exc
         if step.decision.create_pods:
             answered = f"{step.backend} prepared the pods"
             learned.append(
@@ -281,6 +297,15 @@ class Reconciler:
             ]
         await asyncio.gather(*found)
 
+    async def _refused(self, step: Step) -> None:
+        """An Event when the PodCliqueSet was not already saying so (the status, written
+        next, keeps saying it); taken up again when the PodCliqueSet changes."""
+        status = step.pcs.status
+        before = find_condition(status.conditions if status else [], progress.PODGANGS_READY)
+        if before is None or before.reason != REFUSED:
+            await self.reporter.kube_event(step.pcs, REFUSED, step.refused, warning=True)
+        log.warning("%s/%s: %s", step.pcs.metadata.namespace, step.pcs.metadata.name, step.refused)
+
     async def _backend_trouble(self, key: WorkloadKey, step: Step, reason: str, why: str) -> None:
         """Say on the PodCliqueSet that its backend is in the way: the condition, and an
         Event when it was not already saying so."""
@@ -309,6 +334,8 @@ class Reconciler:
             conditions.append(
                 self._condition(step, progress.PODGANGS_READY, False, "OverLimit", step.too_large)
                 if step.too_large
+                else self._condition(step, progress.PODGANGS_READY, False, REFUSED, step.refused)
+                if step.refused
                 else progress.gangs_ready(
                     pcs,
                     step.plan,
