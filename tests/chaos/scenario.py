@@ -28,7 +28,7 @@ from gangway_cli.services import LocalServices, services_for
 from gangway_contracts import events as ev
 from gangway_contracts import labels
 from gangway_contracts.config import load_operator_config
-from gangway_contracts.subjects import Subjects
+from gangway_contracts.subjects import Kind, Subjects
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsCluster, NatsServer
 from gangway_runtime import journal
@@ -226,13 +226,14 @@ def restart_nats(system: System) -> None:
     system.nats.restart()
 
 
-def node_killed(consumer: str = "") -> Fault:
-    """kill -9 the cluster node leading the OBJECTS stream's replicas (or ``consumer``'s),
-    restarted 2 s later: the rest of the cluster elects a new leader meanwhile."""
+def node_killed(consumer: str = "", reading: str = "") -> Fault:
+    """kill -9 the cluster node leading the OBJECTS stream's replicas (or ``consumer``'s, or
+    those of the consumer ``reading`` a subject filter), restarted 2 s later: the rest of the
+    cluster elects a new leader meanwhile."""
 
     def fault(system: System) -> None:
         assert isinstance(system.nats, NatsCluster)
-        node = system.nats.leader(system.subjects.objects_stream, consumer)
+        node = system.nats.leader(system.subjects.objects_stream, consumer, reading=reading)
         system.nats.kill(node)
         time.sleep(2.0)
         system.nats.restart_and_wait(node)
@@ -271,6 +272,10 @@ NODE_FAULTS: Final[dict[str, Fault]] = {
         Subjects().backend_service_name("default-scheduler")
     ),
     "podgang's consumer leader killed": node_killed(Subjects().service_name("podgang")),
+    # Its read model's consumer is in memory on one node; lost with it, fetches just time out.
+    "the node of podgang's read model killed": node_killed(
+        reading=Subjects().objects_filter(Kind.CLUSTERTOPOLOGYBINDING)
+    ),
 }
 
 

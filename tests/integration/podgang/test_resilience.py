@@ -350,3 +350,23 @@ async def test_pods_the_api_server_refuses_are_said_on_the_podcliqueset(
         await server_side_apply(api, workload(namespace, "trainer"), namespace)  # fixed
         await converged(api, namespace)
     assert await dead_letters(nc.jetstream(), subjects) == []
+
+
+@pytest.mark.usefixtures("backend")
+async def test_a_read_model_whose_consumer_is_lost_follows_again(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """The read model's consumer is its own, in memory, on one server; lost with that server
+    (a cluster node killed), its fetches just timed out, for ever, and podgang waited on its
+    own writes to show (found by the chaos suite, killing a node). Deleted here by hand:
+    podgang notices, follows again after the last record it applied, and converges."""
+    js = nc.jetstream()
+    async with running_podgang(api, nc, subjects, namespace, CONFIG):
+        durables = {subjects.service_name("podgang"), subjects.backend_service_name(NAME)}
+        stream = subjects.objects_stream
+        readers = [c.name for c in await js.consumers_info(stream) if c.name not in durables]
+        assert readers
+        for name in readers:
+            await js.delete_consumer(stream, name)
+        await server_side_apply(api, workload(namespace, "trainer"), namespace)
+        await converged(api, namespace)

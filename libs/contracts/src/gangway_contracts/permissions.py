@@ -87,8 +87,10 @@ def _stream_info(subjects: Subjects) -> list[str]:
 
 
 def _ephemerals(stream: str, filters: Iterable[str] | None) -> list[str]:
-    """Consumers of its own on ``stream``, created by name (``objects.ephemeral_name``) and
-    reading only ``filters``; ``None``: any filter (a reader of several at once)."""
+    """Consumers of its own on ``stream``, created by name (nats-py names every ephemeral
+    consumer it makes with a fresh NUID, which puts a single filter in the request's
+    subject) and reading only ``filters``; ``None``: any filter (a reader of several at
+    once)."""
     consumer = f"{_API}.CONSUMER"
     creates = (
         [f"{consumer}.CREATE.{stream}.*"]

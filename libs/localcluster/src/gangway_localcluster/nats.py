@@ -166,25 +166,27 @@ class NatsCluster(processes.Supervised):
         health = f"http://127.0.0.1:{self.monitor_ports[node]}/healthz"
         processes.wait_until(lambda: processes.http_ok(health), child, "JetStream health", 60)
 
-    def leader(self, stream: str, consumer: str = "") -> int:
-        """The node leading ``stream``'s replicas, or ``consumer``'s of it (from a live
-        node's JetStream report)."""
+    def leader(self, stream: str, consumer: str = "", *, reading: str = "") -> int:
+        """The node leading ``stream``'s replicas, or ``consumer``'s of it, or those of the
+        consumer whose filters include ``reading`` (an ephemeral one's name is random), from
+        a live node's JetStream report."""
         for node, port in enumerate(self.monitor_ports):
             if not any(c.name == self.name(node) for c in self._children):
                 continue
-            url = f"http://127.0.0.1:{port}/jsz?accounts=true&streams=true&consumers=true"
-            with urllib.request.urlopen(url, timeout=5) as answer:
-                report = json.load(answer)
+            query = "accounts=true&streams=true&consumers=true&config=true"
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/jsz?{query}", timeout=5) as r:
+                report = json.load(r)
             for account in report.get("account_details") or []:
                 for found in account.get("stream_detail") or []:
                     if found["name"] != stream:
                         continue
-                    if not consumer:
+                    if not consumer and not reading:
                         return self._node(found["cluster"]["leader"])
                     for each in found.get("consumer_detail") or []:
-                        if each["name"] == consumer:
+                        filters = (each.get("config") or {}).get("filter_subjects") or []
+                        if each["name"] == consumer or (reading and reading in filters):
                             return self._node(each["cluster"]["leader"])
-        raise LookupError(f"no leader found for {stream} {consumer}".strip())
+        raise LookupError(f"no leader found for {stream} {consumer or reading}".strip())
 
     def _node(self, name: str) -> int:
         return int(name.removeprefix("n"))

@@ -21,7 +21,6 @@ from gangway_contracts.codec import MALFORMED, from_json, to_json
 from gangway_contracts.events import AnyJournalEvent, JournalEvent
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.subjects import MSG_ID_HEADER, Subjects
-from gangway_runtime.objects import ephemeral_name
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +180,6 @@ async def read(
         subjects.journal_filter(namespace, podcliqueset),
         stream=subjects.journal_stream,
         config=ConsumerConfig(
-            name=ephemeral_name("journal-read"),
             deliver_policy=DeliverPolicy.ALL,
             ack_policy=AckPolicy.NONE,
             inactive_threshold=30.0,

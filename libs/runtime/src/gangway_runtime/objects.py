@@ -7,7 +7,6 @@ current state of every mirrored object; services build their read models from it
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -22,14 +21,6 @@ from gangway_contracts.subjects import Subjects
 
 _BATCH = 1000
 log = logging.getLogger(__name__)
-
-
-def ephemeral_name(purpose: str) -> str:
-    """A consumer of one reader's own. Every ephemeral consumer is created by name: NATS
-    permissions then name the filter it may read, and the durable consumers' names are denied
-    to every service but their own (a create without a name could take one over). The
-    random part keeps it out of other readers' reach."""
-    return f"{purpose}-{secrets.token_hex(8)}"
 
 
 async def last_record(
@@ -58,7 +49,6 @@ async def last_per_subject(
         filter_subject,
         stream=stream,
         config=ConsumerConfig(
-            name=ephemeral_name("last-per-subject"),
             deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
             headers_only=headers_only,
             ack_policy=AckPolicy.NONE,

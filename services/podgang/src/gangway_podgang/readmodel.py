@@ -28,7 +28,6 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGan
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
-from gangway_runtime.objects import ephemeral_name
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +45,8 @@ VIEWS: dict[str, type[Object]] = {
 _BATCH = 1000
 # The server drops the consumer this long after the service stops asking.
 _INACTIVE_SECONDS = 60.0
+# Empty fetches (a second each) before the read model asks whether its consumer still exists.
+_QUIET_FETCHES = 5
 
 
 @dataclass
@@ -107,7 +108,6 @@ class ReadModel:
                 else {"deliver_policy": DeliverPolicy.ALL}
             )
             config = ConsumerConfig(
-                name=ephemeral_name("podgang-readmodel"),
                 ack_policy=AckPolicy.NONE,
                 filter_subjects=self.filter_subjects(),
                 inactive_threshold=_INACTIVE_SECONDS,
@@ -124,11 +124,19 @@ class ReadModel:
                     self._loaded = True  # nothing of ours in the stream yet
                     self._notify()
                 try:
+                    quiet = 0
                     while True:
                         try:
                             batch = await sub.fetch(_BATCH, timeout=1)
                         except TimeoutError:  # nats-py's, or asyncio's on a late reply
+                            quiet += 1
+                            if quiet % _QUIET_FETCHES == 0:
+                                # A quiet stream, or our consumer lost with the node that
+                                # held it: a fetch then just times out, for ever. Ask; a
+                                # consumer gone raises, and a new one resumes below.
+                                await sub.consumer_info()
                             continue
+                        quiet = 0
                         for msg in batch:
                             self._on_message(msg)
                         self._notify()
