@@ -41,7 +41,8 @@ from gangway_contracts.permissions import (
 from gangway_contracts.rpc import ValidateRequest
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.nats import NatsServer
-from gangway_runtime.settings import ConsumerSettings
+from gangway_runtime.service import wait_for_streams
+from gangway_runtime.settings import ConsumerSettings, ServiceSettings
 from gangway_runtime.streams import provision
 from tests.support.backends import running_backend
 from tests.support.kube import server_side_apply
@@ -287,3 +288,25 @@ def test_the_generated_configuration_names_passwords_by_variable(subjects: Subje
         {"backend-kai-scheduler": Permissions(publish=("a",), subscribe=("b",))}
     )
     assert "password: $GANGWAY_NATS_PASSWORD_BACKEND_KAI_SCHEDULER" in text
+
+
+async def test_a_service_waits_for_the_setup_step(
+    users: Users, subjects: Subjects, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Under its own user a service may not make the streams: it waits (not ready), saying
+    why, and goes on once the setup user has made them."""
+    settings = ServiceSettings(subject_prefix=subjects.prefix)
+    async with connected(users, PODGANG) as (podgang,):
+        waiting = asyncio.create_task(wait_for_streams(podgang.jetstream(), settings))
+        await eventually(
+            lambda: asyncio.sleep(0, caplog.text), lambda log: "waiting for the setup step" in log
+        )
+        assert not waiting.done()
+        async with connected(users, SETUP) as (setup,):
+            config = parse_scheduler_config(CONFIG)
+            consumer_settings = ConsumerSettings(subject_prefix=subjects.prefix)
+            await provision(
+                setup.jetstream(), subjects, consumer_settings, durables(subjects, config)
+            )
+        await asyncio.wait_for(waiting, 30)
+    users.refused.clear()  # the creates it tried

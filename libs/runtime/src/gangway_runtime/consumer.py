@@ -222,7 +222,7 @@ class Consumer(Generic[K]):
         self.js = js
         self.subjects = subjects
         self.stream = subjects.objects_stream
-        self.spec = durable
+        self.definition = durable
         self.durable = durable.name
         self.deadletter_subject = subjects.deadletter(durable.name)
         self.handler = handler
@@ -239,16 +239,20 @@ class Consumer(Generic[K]):
         leases (the setup step made them; made here where nothing restricts this service)."""
         while True:
             try:
-                await ensure_durable(self.js, self.subjects, self.spec, self.settings)
+                await ensure_durable(self.js, self.subjects, self.definition, self.settings)
                 await self.leases.bind()
                 break
             except (TimeoutError, NatsError) as exc:
                 log.warning(
-                    "consumer %s not ready (%s): waiting for the setup step",
+                    "consumer %s not bound (%s), again in 2s: a failover, or the setup step "
+                    "(gangway deploy bus) has not made it yet",
                     self.durable,
                     exc or type(exc).__name__,
                 )
                 await asyncio.sleep(2)
+        if self._sub is not None:  # bound again: the old subscription's inbox goes
+            with contextlib.suppress(NatsError):
+                await self._sub.unsubscribe()
         self._sub = await self.js.pull_subscribe_bind(durable=self.durable, stream=self.stream)
 
     async def run(self) -> None:

@@ -58,7 +58,7 @@ async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Con
             js = nc.jetstream()
             provisioned = asyncio.Event()
             probes.ready_when("streams", provisioned.is_set)
-            await _streams_ready(js, settings)
+            await wait_for_streams(js, settings)
             provisioned.set()
             async with await api_client(settings.kubeconfig) as api:
                 yield Connections(nc=nc, js=js, kube=Kube(api), probes=probes)
@@ -69,7 +69,7 @@ async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Con
         await probes.stop()
 
 
-async def _streams_ready(js: JetStreamContext, settings: ServiceSettings) -> None:
+async def wait_for_streams(js: JetStreamContext, settings: ServiceSettings) -> None:
     """The streams exist as configured: made by the setup step, or by this service where
     its NATS user may. Until then (a user that may not, before the setup step has run) the
     service waits, not ready, saying why."""
@@ -79,7 +79,7 @@ async def _streams_ready(js: JetStreamContext, settings: ServiceSettings) -> Non
             return
         except (TimeoutError, NatsError) as exc:
             log.warning(
-                "streams not ready (%s): waiting for the setup step (gangway deploy setup)",
+                "streams not ready (%s): waiting for the setup step (gangway deploy bus)",
                 exc or type(exc).__name__,
             )
             await asyncio.sleep(2)

@@ -1,6 +1,6 @@
 """The JetStream streams and durable consumers, provisioned in one place.
 
-The setup step (``gangway deploy setup``, ``gangway up``) calls :func:`provision` under a
+The setup step (``gangway deploy bus``, ``gangway up``) calls :func:`provision` under a
 NATS user that may create and change them; the services' users may not (deploy/ gives them no
 such permission), so a service only checks what it needs exists: a stream that is there with
 the wanted configuration is left untouched. Where nothing restricts a service (a bare
