@@ -186,6 +186,9 @@ class Reconciler:
                 await self.reporter.say(step.pcs)  # what the round did, even if not all
             if not await self._mirrored(key, expected):
                 log.warning("%s/%s: own writes not mirrored after %.0fs", *key, self.wait_seconds)
+                # What it made may be collected as fast as it is made: is there an owner?
+                if await self._owner_missing(key, step.pcs):
+                    return Outcome(converged=True, rounds=rounds)
             step = self._decide(key)
         if step is None:
             return Outcome(converged=True, rounds=rounds)
@@ -365,10 +368,11 @@ class Reconciler:
             metrics.WRITES.labels("podcliqueset", "status").inc()
 
     async def _owner_missing(self, key: WorkloadKey, pcs: PodCliqueSet) -> bool:
-        """The API server has no status for a PodCliqueSet the store holds: is there one at
-        all? If not (a record forged onto the bus, or a deletion the store has not shown yet),
-        its uid is a phantom: nothing more is made for it, and what was made, owned by a uid
-        that does not exist, the garbage collector takes away. Asked once per phantom."""
+        """The API server has no status for a PodCliqueSet the store holds, or what podgang
+        made for it does not stay: is there one at all? If not (a record forged onto the bus,
+        or a deletion the store has not shown yet), its uid is a phantom: nothing more is made
+        for it, and what was made, owned by a uid that does not exist, the garbage collector
+        takes away. Asked once per phantom."""
         live = await self.kube.read(PODCLIQUESETS, pcs.metadata.namespace, pcs.metadata.name)
         if live is not None and live["metadata"]["uid"] == pcs.metadata.uid:
             return False
