@@ -10,6 +10,7 @@ The chaos tests assert it; ``bench/chaos.py`` times it.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import copy
 import json
@@ -226,6 +227,23 @@ def restart_nats(system: System) -> None:
     system.nats.restart()
 
 
+def objects_stream_deleted(system: System) -> None:
+    """The OBJECTS stream deleted under the running services (a mistake, a store lost), and
+    made again at once by whichever service notices first: each service finds it reset and
+    starts again from the store (the watcher relists, podgang reloads, the backend
+    resyncs), instead of reading on from where it was."""
+
+    async def delete() -> None:
+        nc = await nats.connect(system.nats.url)
+        try:
+            await nc.jetstream().delete_stream(system.subjects.objects_stream)
+        finally:
+            await nc.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:  # the test's loop is busy
+        thread.submit(asyncio.run, delete()).result()
+
+
 def node_killed(consumer: str = "", reading: str = "") -> Fault:
     """kill -9 the cluster node leading the OBJECTS stream's replicas (or ``consumer``'s, or
     those of the consumer ``reading`` a subject filter), restarted 2 s later: the rest of the
@@ -263,6 +281,7 @@ FAULTS: Final[dict[str, Fault]] = {
     "podgang killed": kill_and_restart("podgang"),
     "watcher killed": kill_and_restart("watcher"),
     "nats-server restarted": restart_nats,
+    "objects stream deleted": objects_stream_deleted,
     "API server down 5 s": api_server_down,
 }
 # On a 3-node cluster.

@@ -19,7 +19,7 @@ from gangway_runtime.kube import Kube, api_client
 from gangway_runtime.logs import configure_logging
 from gangway_runtime.probes import Probes
 from gangway_runtime.settings import ServiceSettings
-from gangway_runtime.streams import ensure_streams
+from gangway_runtime.streams import StreamReset, ensure_streams, watch_for_reset
 from gangway_runtime.tracing import TracingSettingError, setup_tracing
 
 log = logging.getLogger(__name__)
@@ -60,13 +60,40 @@ async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Con
             probes.ready_when("streams", provisioned.is_set)
             await wait_for_streams(js, settings)
             provisioned.set()
-            async with await api_client(settings.kubeconfig) as api:
+            async with await api_client(settings.kubeconfig) as api, _reset_ends(js, settings):
                 yield Connections(nc=nc, js=js, kube=Kube(api), probes=probes)
         finally:
             with contextlib.suppress(Exception):  # already closed or never connected
                 await nc.drain()
     finally:
         await probes.stop()
+
+
+@contextlib.asynccontextmanager
+async def _reset_ends(js: JetStreamContext, settings: ServiceSettings) -> AsyncIterator[None]:
+    """While the service runs inside, watch the objects stream; if it is reset, end the
+    service's work (a cancellation of its task) with :class:`StreamReset`, which ``run``
+    answers by starting it again from the store."""
+    owner = asyncio.current_task()
+    assert owner is not None
+    found: list[StreamReset] = []
+
+    async def guard() -> None:
+        try:
+            await watch_for_reset(js, settings.subjects.objects_stream)
+        except StreamReset as exc:
+            found.append(exc)
+            owner.cancel()
+
+    guarding = tasks.spawn(guard(), "objects stream watch")
+    try:
+        yield
+    except asyncio.CancelledError:
+        if found and owner.uncancel() == 0:  # cancelled for the reset alone
+            raise found[0] from None
+        raise
+    finally:
+        await tasks.stop(guarding)
 
 
 async def wait_for_streams(js: JetStreamContext, settings: ServiceSettings) -> None:
@@ -93,13 +120,19 @@ def run(
     configure_logging(settings or ServiceSettings())
 
     async def supervise() -> None:
-        task = asyncio.create_task(main())
         asked_to_stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, asked_to_stop.set)
         waiting = asyncio.create_task(asked_to_stop.wait())
-        await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        while True:
+            task = asyncio.create_task(main())
+            await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            reset = task.exception() if task.done() and not task.cancelled() else None
+            if not isinstance(reset, StreamReset):
+                break
+            # Rebuilt, not exited: relisted, reloaded, resynced; not ready meanwhile.
+            log.warning("%s: starting again from the store", reset)
         waiting.cancel()
         await tasks.stop(task)
         if not task.cancelled():

@@ -12,9 +12,11 @@ cannot change in place (the storage type) stops the caller with the reason.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -56,6 +58,34 @@ _COMPARED = (
 
 class StreamConfigError(RuntimeError):
     """A stream exists with settings the server cannot change in place."""
+
+
+class StreamReset(Exception):
+    """The objects stream was deleted, or made anew, under a running service: what the
+    service holds from it (a read model, the watcher's index, consumer positions) no longer
+    holds. ``service.run`` starts the service again from the store."""
+
+
+async def watch_for_reset(js: JetStreamContext, stream: str, every: float = 10.0) -> None:
+    """Never returns; raises :class:`StreamReset` once ``stream`` is gone (said twice in a
+    row: a node that has just restarted may not know it yet) or is another stream of the
+    same name (its creation time differs). Anything else (a failover) is asked again."""
+    created = (await js.stream_info(stream)).created
+    missing = 0
+    while True:
+        await asyncio.sleep(every)
+        try:
+            info = await js.stream_info(stream)
+        except NotFoundError:
+            missing += 1
+            if missing >= 2:
+                raise StreamReset(f"stream {stream} was deleted") from None
+            continue
+        except (TimeoutError, NatsError):
+            continue
+        missing = 0
+        if info.created != created:
+            raise StreamReset(f"stream {stream} was made anew at {info.created}")
 
 
 def stream_configs(subjects: Subjects, settings: StreamSettings) -> list[StreamConfig]:

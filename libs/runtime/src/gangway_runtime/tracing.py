@@ -67,7 +67,11 @@ def _exporter(env: Mapping[str, str]) -> SpanExporter:
 
 
 def setup_tracing(service_name: str) -> TracerProvider:
-    """Install the SDK for this process (see ``tracer_provider``)."""
+    """Install the SDK for this process (see ``tracer_provider``), once: a service started
+    again in the same process (after a stream reset) keeps the provider it has."""
+    installed = trace.get_tracer_provider()
+    if isinstance(installed, TracerProvider):
+        return installed
     provider = tracer_provider(service_name)
     trace.set_tracer_provider(provider)
     return provider
