@@ -44,6 +44,20 @@ def _rendered(overlay: str, components: tuple[str, ...]) -> str:
     return done.stdout
 
 
+@functools.cache
+def _rendered_crds() -> str:
+    kubectl = ensure_binaries().kubectl
+    crds = REPO / "deploy" / "crds"
+    return subprocess.run(
+        [kubectl, "kustomize", crds], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def rendered_crds() -> list[dict[str, Any]]:
+    """deploy/crds: the CRDs, installed on their own (no overlay holds them)."""
+    return [doc for doc in yaml.safe_load_all(_rendered_crds()) if doc]
+
+
 def rendered(overlay: str, components: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """The overlay's objects, with ``components`` of deploy/components added; a fresh copy
     each call (tests may change them)."""

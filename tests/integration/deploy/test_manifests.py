@@ -16,7 +16,14 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from gangway_contracts.permissions import password_variable
 from gangway_localcluster.nats import nats_server_binary
-from tests.support.deploy import NAMESPACE, OVERLAYS, config_map_data, pod_templates, rendered
+from tests.support.deploy import (
+    NAMESPACE,
+    OVERLAYS,
+    config_map_data,
+    pod_templates,
+    rendered,
+    rendered_crds,
+)
 from tests.support.kube import server_side_apply
 
 # cert-manager is not installed in the test cluster: its objects are rendered, not sent.
@@ -123,3 +130,16 @@ def test_the_nats_configuration_parses(overlay: str, tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_deleting_an_overlay_never_deletes_the_crds(overlay: str) -> None:
+    """`kubectl delete -k <overlay>` deleted Gangway's CRDs, and with them every PodCliqueSet
+    and PodGang in the cluster. The CRDs are deploy/crds, installed on their own."""
+    assert [
+        d["metadata"]["name"] for d in rendered(overlay) if d["kind"] == "CustomResourceDefinition"
+    ] == []
+    assert sorted(d["metadata"]["name"] for d in rendered_crds()) == [
+        "podcliquesets.grove.io",
+        "podgangs.scheduler.grove.io",
+    ]
