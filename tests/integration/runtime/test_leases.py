@@ -8,17 +8,16 @@ import asyncio
 from nats.aio.client import Client as NatsClient
 
 from gangway_contracts.subjects import Subjects
-from gangway_runtime.leases import Leases, ensure_bucket
+from gangway_runtime.leases import Leases
 from gangway_runtime.settings import ConsumerSettings, StreamSettings
 
 
 async def test_one_replica_holds_a_key_at_a_time(nc: NatsClient, subjects: Subjects) -> None:
     bucket = subjects.leases_bucket(subjects.service_name("podgang"))
     settings = ConsumerSettings(ack_wait_seconds=2.0, streams=StreamSettings(storage="memory"))
-    await ensure_bucket(nc.jetstream(), bucket, settings)
     first, second = (Leases(nc.jetstream(), bucket) for _ in range(2))
     for replica in (first, second):
-        await replica.bind()
+        await replica.bind(settings)
     key = ("ml", "trainer")
     try:
         assert await first.take(key)

@@ -47,7 +47,7 @@ from gangway_runtime import logs, tasks
 from gangway_runtime.kube import KubeError
 from gangway_runtime.leases import Leases
 from gangway_runtime.settings import ConsumerSettings
-from gangway_runtime.streams import ensure_durable
+from gangway_runtime.streams import ensure_durable, until_made
 
 log = logging.getLogger(__name__)
 _BACKOFF_MAX = 60.0
@@ -237,19 +237,12 @@ class Consumer(Generic[K]):
     async def subscribe(self) -> None:
         """Bind to the durable consumer every replica shares and to the bucket of their
         leases (the setup step made them; made here where nothing restricts this service)."""
-        while True:
-            try:
-                await ensure_durable(self.js, self.subjects, self.definition, self.settings)
-                await self.leases.bind()
-                break
-            except (TimeoutError, NatsError) as exc:
-                log.warning(
-                    "consumer %s not bound (%s), again in 2s: a failover, or the setup step "
-                    "(gangway deploy bus) has not made it yet",
-                    self.durable,
-                    exc or type(exc).__name__,
-                )
-                await asyncio.sleep(2)
+
+        async def bind() -> None:
+            await ensure_durable(self.js, self.subjects, self.definition, self.settings)
+            await self.leases.bind(self.settings)
+
+        await until_made(f"consumer {self.durable}", bind)
         if self._sub is not None:  # bound again: the old subscription's inbox goes
             with contextlib.suppress(NatsError):
                 await self._sub.unsubscribe()

@@ -46,13 +46,13 @@ def bucket_config(bucket: str, settings: ConsumerSettings) -> KeyValueConfig:
     )
 
 
-async def ensure_bucket(js: JetStreamContext, bucket: str, settings: ConsumerSettings) -> None:
+async def ensure_bucket(js: JetStreamContext, bucket: str, settings: ConsumerSettings) -> KeyValue:
     """The bucket, created if missing (by the setup step, or the first replica where nothing
     restricts it)."""
     try:
-        await js.key_value(bucket)
+        return await js.key_value(bucket)
     except BucketNotFoundError:
-        await js.create_key_value(bucket_config(bucket, settings))
+        return await js.create_key_value(bucket_config(bucket, settings))
 
 
 class Leases:
@@ -65,9 +65,9 @@ class Leases:
         self.held: dict[str, int] = {}  # lease key → revision, of leases this process holds
         self._writing = asyncio.Lock()  # a renewal never races a give-back of the same lease
 
-    async def bind(self) -> None:
-        """Bind to the bucket (:func:`ensure_bucket` made it)."""
-        self._kv = await self._js.key_value(self._bucket)
+    async def bind(self, settings: ConsumerSettings) -> None:
+        """Bind to the bucket (:func:`ensure_bucket`)."""
+        self._kv = await ensure_bucket(self._js, self._bucket, settings)
 
     async def take(self, key: Hashable) -> bool:
         """The lease of ``key``, if no other replica holds it."""

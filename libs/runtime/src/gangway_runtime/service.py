@@ -8,10 +8,10 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from nats.aio.client import Client as NatsClient
-from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 
 from gangway_runtime import bus, tasks
@@ -19,7 +19,7 @@ from gangway_runtime.kube import Kube, api_client
 from gangway_runtime.logs import configure_logging
 from gangway_runtime.probes import Probes
 from gangway_runtime.settings import ServiceSettings
-from gangway_runtime.streams import StreamReset, ensure_streams, watch_for_reset
+from gangway_runtime.streams import StreamReset, ensure_streams, until_made, watch_for_reset
 from gangway_runtime.tracing import TracingSettingError, setup_tracing
 
 log = logging.getLogger(__name__)
@@ -100,16 +100,7 @@ async def wait_for_streams(js: JetStreamContext, settings: ServiceSettings) -> N
     """The streams exist as configured: made by the setup step, or by this service where
     its NATS user may. Until then (a user that may not, before the setup step has run) the
     service waits, not ready, saying why."""
-    while True:
-        try:
-            await ensure_streams(js, settings.subjects, settings.streams)
-            return
-        except (TimeoutError, NatsError) as exc:
-            log.warning(
-                "streams not ready (%s): waiting for the setup step (gangway deploy bus)",
-                exc or type(exc).__name__,
-            )
-            await asyncio.sleep(2)
+    await until_made("streams", partial(ensure_streams, js, settings.subjects, settings.streams))
 
 
 def run(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
@@ -30,7 +30,9 @@ from nats.js.api import (
 from nats.js.errors import APIError, BadRequestError, NotFoundError
 
 from gangway_contracts.durables import Durable
+from gangway_contracts.permissions import SETUP
 from gangway_contracts.subjects import Subjects
+from gangway_runtime import bus
 from gangway_runtime.leases import ensure_bucket
 from gangway_runtime.settings import ConsumerSettings, StreamSettings
 
@@ -86,6 +88,24 @@ async def watch_for_reset(js: JetStreamContext, stream: str, every: float = 10.0
         missing = 0
         if info.created != created:
             raise StreamReset(f"stream {stream} was made anew at {info.created}")
+
+
+async def until_made(what: str, attempt: Callable[[], Awaitable[None]]) -> None:
+    """``attempt`` again every 2 s until it succeeds. A timeout or a NATS error means what it
+    binds to is not there yet: a failover, or a setup step that has not run (a service's user
+    may not make streams and consumers); said each time, at WARNING."""
+    while True:
+        try:
+            await attempt()
+            return
+        except (TimeoutError, NatsError) as exc:
+            log.warning(
+                "%s not ready (%s): a failover, or waiting for the setup step "
+                "(gangway deploy bus); again in 2s",
+                what,
+                exc or type(exc).__name__,
+            )
+            await asyncio.sleep(2)
 
 
 def stream_configs(subjects: Subjects, settings: StreamSettings) -> list[StreamConfig]:
@@ -188,13 +208,12 @@ def durable_config(durable: Durable, settings: ConsumerSettings) -> ConsumerConf
 async def ensure_durable(
     js: JetStreamContext, subjects: Subjects, durable: Durable, settings: ConsumerSettings
 ) -> None:
-    """The service's durable consumer and its leases' bucket, created if missing."""
+    """The service's durable consumer, created if missing."""
     stream = subjects.objects_stream
     try:
         await js.consumer_info(stream, durable.name)
     except NotFoundError:
         await js.add_consumer(stream, durable_config(durable, settings))
-    await ensure_bucket(js, subjects.leases_bucket(durable.name), settings)
 
 
 async def provision(
@@ -210,3 +229,13 @@ async def provision(
         await js.add_consumer(subjects.objects_stream, durable_config(durable, settings))
         await ensure_bucket(js, subjects.leases_bucket(durable.name), settings)
         log.info("consumer %s: %s", durable.name, ", ".join(durable.filters))
+
+
+async def set_up(settings: ConsumerSettings, durables: Sequence[Durable]) -> None:
+    """The setup step: connected as ``settings`` say (NATS's setup user), :func:`provision`."""
+    subjects = settings.subjects
+    nc = await bus.connect(settings, subjects.service_name(SETUP))
+    try:
+        await provision(nc.jetstream(), subjects, settings, durables)
+    finally:
+        await nc.drain()
