@@ -334,20 +334,7 @@ class Reconciler:
                     step, progress.BACKEND_RESOLVED, True, "Resolved", f"backend {step.backend}"
                 )
             )
-            conditions.append(
-                self._condition(step, progress.PODGANGS_READY, False, "OverLimit", step.too_large)
-                if step.too_large
-                else self._condition(step, progress.PODGANGS_READY, False, REFUSED, step.refused)
-                if step.refused
-                else progress.gangs_ready(
-                    pcs,
-                    step.plan,
-                    step.workload.podgangs,
-                    step.workload.pods,
-                    backend=step.backend,
-                    at=now(),
-                )
-            )
+            conditions.append(self._gangs_ready(step))
             if (topology := progress.topology_resolved(pcs, step.plan, at=now())) is not None:
                 conditions.append(topology)
             conditions += learned  # others, written before, the status keeps
@@ -366,6 +353,20 @@ class Reconciler:
             return
         if written is not None:
             metrics.WRITES.labels("podcliqueset", "status").inc()
+
+    def _gangs_ready(self, step: Step) -> Condition:
+        """PodGangsReady: False for a PodCliqueSet over the ceiling or whose writes the API
+        server refuses; else as its gangs stand."""
+        if step.too_large:
+            return self._condition(
+                step, progress.PODGANGS_READY, False, "OverLimit", step.too_large
+            )
+        if step.refused:
+            return self._condition(step, progress.PODGANGS_READY, False, REFUSED, step.refused)
+        workload = step.workload
+        return progress.gangs_ready(
+            step.pcs, step.plan, workload.podgangs, workload.pods, backend=step.backend, at=now()
+        )
 
     async def _owner_missing(self, key: WorkloadKey, pcs: PodCliqueSet) -> bool:
         """The API server has no status for a PodCliqueSet the store holds, or what podgang
