@@ -140,7 +140,7 @@ def denied_durable(subjects: Subjects, durable: str, own: bool = False) -> list[
 def _journal(subjects: Subjects, writer: str) -> tuple[list[str], list[str]]:
     """The journal subjects ``writer`` publishes to, and the direct gets of them (whether
     a step is journaled already)."""
-    entries = [f"{subjects.journal_root}.*.*.{kind.__name__}.*" for kind in JOURNAL_WRITERS[writer]]
+    entries = [subjects.journal("*", "*", kind.__name__, "*") for kind in JOURNAL_WRITERS[writer]]
     return entries, _direct_gets(subjects.journal_stream, entries)
 
 
