@@ -40,7 +40,6 @@ from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.durables import durables
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.permissions import (
-    SETUP,
     backend_user,
     denied_durable,
     nats_authorization,
@@ -50,10 +49,9 @@ from gangway_contracts.permissions import (
 )
 from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
 from gangway_localcluster.certs import CertificateAuthority
-from gangway_runtime import bus
 from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
 from gangway_runtime.settings import ConsumerSettings, load_settings
-from gangway_runtime.streams import StreamConfigError, provision, stream_configs
+from gangway_runtime.streams import StreamConfigError, set_up, stream_configs
 
 SECRETS: Final = ApiResource("", "v1", "secrets")
 NATS_PASSWORDS_SECRET: Final = "gangway-nats-users"
@@ -363,16 +361,8 @@ def _run_bus(args: argparse.Namespace) -> int:
     settings = load_settings(ConsumerSettings)  # one line per bad variable, exit 2
     subjects = settings.subjects
     made = durables(subjects, config)
-
-    async def run() -> None:
-        nc = await bus.connect(settings, subjects.service_name(SETUP))
-        try:
-            await provision(nc.jetstream(), subjects, settings, made)
-        finally:
-            await nc.drain()
-
     try:
-        asyncio.run(run())
+        asyncio.run(set_up(settings, made))
     except (OSError, TimeoutError, NatsError, StreamConfigError) as exc:
         print(f"NATS at {settings.nats_url}: {exc or type(exc).__name__}", file=sys.stderr)
         return 1

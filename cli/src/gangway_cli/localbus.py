@@ -15,6 +15,7 @@ import asyncio
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import SecretStr
 
@@ -26,14 +27,13 @@ from gangway_contracts.permissions import (
     nats_authorization,
     service_permissions,
 )
-from gangway_contracts.subjects import Subjects
 from gangway_localcluster.certs import write_serving_certificate
 from gangway_localcluster.nats import NatsServer
-from gangway_runtime import bus
-from gangway_runtime.settings import ConsumerSettings
-from gangway_runtime.streams import provision
+from gangway_runtime.settings import ConsumerSettings, ServiceSettings
+from gangway_runtime.streams import set_up
 
 _HOST = "127.0.0.1"
+Settings = TypeVar("Settings", bound=ServiceSettings)
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class LocalBus:
         server = NatsServer.start(workdir=workdir)
         started = cls(server, passwords, ca)
         try:
-            asyncio.run(started._provision(subjects, settings, config))
+            asyncio.run(set_up(started.as_user(settings, SETUP), durables(subjects, config)))
         except BaseException:
             server.stop()
             raise
@@ -84,20 +84,14 @@ class LocalBus:
     def stop(self) -> None:
         self.server.stop()
 
-    async def _provision(
-        self, subjects: Subjects, settings: ConsumerSettings, config: SchedulerConfig
-    ) -> None:
-        as_setup = settings.model_copy(update=self._connection(SETUP))
-        nc = await bus.connect(as_setup, subjects.service_name(SETUP))
-        try:
-            await provision(nc.jetstream(), subjects, settings, durables(subjects, config))
-        finally:
-            await nc.close()
-
-    def _connection(self, user: str) -> dict[str, object]:
-        return {
-            "nats_url": self.url,
-            "nats_user": user,
-            "nats_password": SecretStr(self.passwords[user]),
-            "nats_ca": self.ca,
-        }
+    def as_user(self, settings: Settings, user: str) -> Settings:
+        """``settings`` connecting to this bus as ``user``: what :meth:`settings_of` gives a
+        service in its environment, as fields."""
+        return settings.model_copy(
+            update={
+                "nats_url": self.url,
+                "nats_user": user,
+                "nats_password": SecretStr(self.passwords[user]),
+                "nats_ca": self.ca,
+            }
+        )

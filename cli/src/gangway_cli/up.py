@@ -208,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         stack.callback(nats.stop)
         webhook_host = "127.0.0.1" if local else args.webhook_host
         webhook = LocalWebhook.make(state / "admission", webhook_host or "127.0.0.1")
+        started = services_for(config)
         services = LocalServices.start(
             state / "logs",
             {
@@ -215,8 +216,8 @@ def run(args: argparse.Namespace) -> int:
                 "GANGWAY_KUBECONFIG": str(kubeconfig),
                 "GANGWAY_CONFIG_FILE": str(config_file),
             },
-            services_for(config),
-            {name: nats.settings_of(name) for name, _ in services_for(config)}
+            started,
+            {name: nats.settings_of(name) for name, _ in started}
             | {"admission": nats.settings_of("admission") | webhook.settings},
         )
         stack.callback(services.stop)

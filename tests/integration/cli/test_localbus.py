@@ -13,7 +13,6 @@ from typing import Any
 import nats
 import pytest
 from nats.aio.client import Client as NatsClient
-from pydantic import SecretStr
 
 from gangway_cli.localbus import LocalBus
 from gangway_contracts.config import parse_scheduler_config
@@ -41,11 +40,10 @@ async def test_services_connect_as_themselves_and_a_stranger_only_reads(tmp_path
     try:
         assert local.url.startswith("tls://")
         assert local.ca is not None
-        # A service, by the settings up gives it (user, password, CA), as it connects.
-        watcher_settings = settings.model_copy(
-            update={"nats_url": local.url, **_typed(local.settings_of("watcher"))}
+        # A service, as its user (password, CA), as it connects.
+        watcher = await bus.connect(
+            local.as_user(settings, "watcher"), subjects.service_name("watcher")
         )
-        watcher = await bus.connect(watcher_settings, subjects.service_name("watcher"))
         errors: list[str] = []
         stranger = await _connect(local.url, local.ca, errors)
         try:
@@ -79,12 +77,3 @@ async def test_services_connect_as_themselves_and_a_stranger_only_reads(tmp_path
         local.stop()
     log = (tmp_path / "nats-server.log").read_text()
     assert not [user for user, password in local.passwords.items() if password in log]
-
-
-def _typed(found: dict[str, str]) -> dict[str, object]:
-    """The GANGWAY_NATS_* variables as settings fields."""
-    return {
-        "nats_user": found["GANGWAY_NATS_USER"],
-        "nats_password": SecretStr(found["GANGWAY_NATS_PASSWORD"]),
-        "nats_ca": Path(found["GANGWAY_NATS_CA"]),
-    }
