@@ -298,7 +298,6 @@ def test_resolve_by_a_profiles_scheduler_name(
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("apiVersion: v1\n", "scheduler: required: the scheduler section is missing"),
         ("- a\n- b\n", "the configuration must be a YAML mapping"),
         ("scheduler: [\n", "not valid YAML"),
     ],
@@ -307,6 +306,25 @@ def test_operator_config_document(text: str, error: str) -> None:
     with pytest.raises(FieldErrors) as caught:
         load_operator_config(text)
     assert str(caught.value.errors[0]).startswith(error)
+
+
+def test_a_missing_scheduler_section_means_default_scheduler_alone() -> None:
+    """Grove's loader defaults it so; its own test configurations omit it."""
+    for text in ("apiVersion: operator.config.grove.io/v1alpha1\n", ""):
+        config = load_operator_config(text)
+        assert (config.default, config.enabled) == ("default-scheduler", ["default-scheduler"])
+
+
+def test_auto_mnnvl_is_refused_by_name() -> None:
+    """Grove's loader takes it; Gangway would ignore it, so it says so instead."""
+    with pytest.raises(FieldErrors) as caught:
+        load_operator_config("network:\n  autoMNNVLEnabled: true\n")
+    assert str(caught.value.errors[0]).startswith(
+        "network.autoMNNVLEnabled: Gangway does not create ComputeDomains"
+    )
+    assert load_operator_config("network:\n  autoMNNVLEnabled: false\n").enabled == [
+        "default-scheduler"
+    ]
 
 
 def pcs_with(*scheduler_names: str | None) -> PodCliqueSet:

@@ -430,7 +430,8 @@ def parse_scheduler_config(section: Any) -> SchedulerConfig:
 
 
 def load_operator_config(text: str) -> SchedulerConfig:
-    """Read an operator configuration YAML document and validate its ``scheduler`` section."""
+    """Read an operator configuration YAML document and validate its ``scheduler`` section
+    (absent: default-scheduler alone, as Grove's loader defaults it)."""
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -439,8 +440,12 @@ def load_operator_config(text: str) -> SchedulerConfig:
         document = {}
     if not isinstance(document, Mapping):
         raise FieldErrors([FieldError(field="", reason="the configuration must be a YAML mapping")])
-    if "scheduler" not in document:
-        raise FieldErrors(
-            [FieldError(field="scheduler", reason="required: the scheduler section is missing")]
+    network = document.get("network")
+    if isinstance(network, Mapping) and network.get("autoMNNVLEnabled") is True:
+        reason = (
+            "Gangway does not create ComputeDomains (Grove's auto-MNNVL): set it to false, "
+            "or keep Grove's operator for workloads that need it"
         )
-    return parse_scheduler_config(document["scheduler"])
+        raise FieldErrors([FieldError(field="network.autoMNNVLEnabled", reason=reason)])
+    # Grove's loader defaults a missing section to the Kubernetes default scheduler alone.
+    return parse_scheduler_config(document.get("scheduler"))
