@@ -134,6 +134,36 @@ def test_child_topology_no_looser_than_parent() -> None:
     assert findings.skipped[0].startswith("spec.template.cliques[1].topologyConstraint: nesting")
 
 
+@pytest.mark.parametrize("startup", ["CliqueStartupTypeInOrder", "CliqueStartupTypeExplicit"])
+def test_an_ordered_startup_is_refused_not_ignored(startup: str) -> None:
+    doc = disagg()
+    doc["spec"]["template"]["cliqueStartupType"] = startup
+    (found,) = errors(doc)
+    assert found.startswith(
+        f'spec.template.cliqueStartupType: "{startup}" is not supported by Gangway yet'
+    )
+    # One clique has nothing to wait for: admitted under any startup type.
+    single = fixture("podcliquesets/single-clique.yaml")
+    single["spec"]["template"]["cliqueStartupType"] = startup
+    assert errors(single) == []
+
+
+def test_one_topology_name_however_many_constraints_name_it() -> None:
+    """Grove lets any constraint name the topology and the others inherit it."""
+    doc = disagg()
+    template = doc["spec"]["template"]
+    del template["topologyConstraint"]
+    template["cliques"][4]["topologyConstraint"]["topologyName"] = "datacenter"
+    assert errors(doc) == []
+    assert pcs(doc).topology_name == "datacenter"
+    template["podCliqueScalingGroups"][0]["topologyConstraint"]["topologyName"] = "lab"
+    assert errors(doc) == [
+        'spec.template.podCliqueScalingGroups[0].topologyConstraint.topologyName: "lab" differs '
+        'from "datacenter" (spec.template.cliques[4].topologyConstraint.topologyName): '
+        "a PodCliqueSet is placed within one topology"
+    ]
+
+
 def test_update_keeps_clique_names_and_scheduler() -> None:
     old = fixture("podcliquesets/single-clique.yaml")
     new = copy.deepcopy(old)

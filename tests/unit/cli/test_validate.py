@@ -48,6 +48,7 @@ def test_rejected_with_every_reason(tmp_path: Path, capsys: pytest.CaptureFixtur
     pcs = inference()
     cliques = pcs["spec"]["template"]["cliques"]
     cliques[0]["name"] = "Router"
+    cliques[1]["spec"]["startsAfter"] = ["router"]
     cliques[2]["spec"]["minAvailable"] = 4
     code, out, err = validate(capsys, "--config", CONFIG, write(tmp_path, "a.yaml", pcs, BINDING))
     assert (code, out) == (1, "")

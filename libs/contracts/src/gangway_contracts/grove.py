@@ -8,10 +8,11 @@ offline (``gangway plan``) means what the API server would store.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
+from gangway_contracts import labels
 from gangway_contracts.k8s import Condition, NamespacedName, ObjectMeta, Wire, find_condition
 
 GROVE_GROUP: Final = "grove.io"
@@ -23,6 +24,10 @@ SCHEDULER_GROUP: Final = "scheduler.grove.io"
 SCHEDULER_VERSION: Final = "v1alpha1"
 PODGANG_API_VERSION: Final = f"{SCHEDULER_GROUP}/{SCHEDULER_VERSION}"
 PODGANG_PLURAL: Final = "podgangs"
+
+ANY_ORDER: Final = "CliqueStartupTypeAnyOrder"  # the clique startup type Gangway supports
+ROLLING_RECREATE: Final = "RollingRecreate"  # Grove's update strategies
+ON_DELETE: Final = "OnDelete"
 
 # podSpec is passed through untouched: Gangway copies it into pods but never interprets it,
 # and decoding a full PodSpec for every event would cost time for nothing.
@@ -61,6 +66,7 @@ class PodCliqueSpec(Wire, frozen=True, kw_only=True):
     min_available: int | None = None  # Grove: defaults to replicas
     starts_after: list[str] = []
     pod_spec: msgspec.Raw = msgspec.field(default_factory=lambda: EMPTY_OBJECT)
+    auto_scaling_config: dict[str, Any] | None = None  # a Grove feature Gangway refuses
 
 
 class PodCliqueTemplateSpec(Wire, frozen=True, kw_only=True):
@@ -69,6 +75,7 @@ class PodCliqueTemplateSpec(Wire, frozen=True, kw_only=True):
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
     topology_constraint: TopologyConstraint | None = None
+    resource_sharing: list[msgspec.Raw] = []  # a Grove feature Gangway refuses
 
 
 class PodCliqueScalingGroupConfig(Wire, frozen=True, kw_only=True):
@@ -78,6 +85,8 @@ class PodCliqueScalingGroupConfig(Wire, frozen=True, kw_only=True):
     min_available: int = 1
     annotations: dict[str, str] = {}
     topology_constraint: TopologyConstraint | None = None
+    scale_config: dict[str, Any] | None = None  # Grove features Gangway refuses
+    resource_sharing: list[msgspec.Raw] = []
 
 
 class PodCliqueSetTemplateSpec(Wire, frozen=True, kw_only=True):
@@ -86,12 +95,26 @@ class PodCliqueSetTemplateSpec(Wire, frozen=True, kw_only=True):
     priority_class_name: str | None = None
     topology_constraint: TopologyConstraint | None = None
     termination_delay: str | None = None
-    clique_startup_type: str = "CliqueStartupTypeAnyOrder"
+    clique_startup_type: str = ANY_ORDER
+    headless_service_config: dict[str, Any] | None = None  # Grove features Gangway does not
+    resource_claim_templates: list[msgspec.Raw] = []  # provide: admission says so
+    resource_sharing: list[msgspec.Raw] = []
+
+
+class UpdateStrategy(Wire, frozen=True, kw_only=True):
+    type: str = ROLLING_RECREATE
 
 
 class PodCliqueSetSpec(Wire, frozen=True, kw_only=True):
     template: PodCliqueSetTemplateSpec
     replicas: int = 0
+    update_strategy: UpdateStrategy | None = None  # None: Grove's default, RollingRecreate
+
+    @property
+    def rolls_updates(self) -> bool:
+        """Whether a template change replaces running gangs (RollingRecreate) or waits for
+        their pods to be deleted (OnDelete)."""
+        return self.update_strategy is None or self.update_strategy.type != ON_DELETE
 
 
 class PodGangStatusSummary(Wire, frozen=True, kw_only=True):
@@ -118,9 +141,10 @@ class PodCliqueSet(Wire, frozen=True, kw_only=True):
 
     @property
     def topology_name(self) -> str | None:
-        """The ClusterTopologyBinding (and KAI Topology) its pack levels refer to, if named."""
-        topology = self.spec.template.topology_constraint
-        return topology.topology_name if topology else None
+        """The ClusterTopologyBinding (and KAI Topology) its pack levels refer to, if named.
+        Grove lets any constraint name it and the rest inherit it; one PodCliqueSet uses one
+        topology (admission refuses two names), so the first named is the one."""
+        return next((name for _, name in topology_names(self)), None)
 
 
 def topology_constraints(pcs: PodCliqueSet) -> Iterator[tuple[str, TopologyConstraint]]:
@@ -135,6 +159,13 @@ def topology_constraints(pcs: PodCliqueSet) -> Iterator[tuple[str, TopologyConst
         if group.topology_constraint:
             field = f"spec.template.podCliqueScalingGroups[{i}].topologyConstraint"
             yield field, group.topology_constraint
+
+
+def topology_names(pcs: PodCliqueSet) -> Iterator[tuple[str, str]]:
+    """(field, name) of every topologyName a PodCliqueSet's constraints set."""
+    for field, constraint in topology_constraints(pcs):
+        if constraint.topology_name:
+            yield f"{field}.topologyName", constraint.topology_name
 
 
 def longest_instance_names(pcs: PodCliqueSet) -> Iterator[tuple[str, str]]:
@@ -153,6 +184,23 @@ def longest_instance_names(pcs: PodCliqueSet) -> Iterator[tuple[str, str]]:
         yield f"{field}.name", replica
         for member in group.clique_names:
             yield f"{field}.cliqueNames", f"{replica}-{member}"
+
+
+def podcliqueset_of(meta: ObjectMeta) -> str:
+    """The name of the PodCliqueSet an object (a PodGang) belongs to: its controller owner
+    reference of that kind, as Grove's operator and Gangway both set it; else Grove's part-of
+    label (a hint); "" when it has neither."""
+    owner = next(
+        (
+            ref.name
+            for ref in meta.owner_references
+            if ref.controller
+            and ref.kind == "PodCliqueSet"
+            and ref.api_version.startswith(f"{GROVE_GROUP}/")
+        ),
+        None,
+    )
+    return owner if owner is not None else meta.labels.get(labels.PART_OF, "")
 
 
 # --- PodGang --------------------------------------------------------------------------------

@@ -14,9 +14,15 @@ from typing import Final
 
 import msgspec
 
+from gangway_admission.grove_features import missing_features, unkept_features
 from gangway_contracts.config import canonical_name, scheduler_name_of
 from gangway_contracts.errors import FieldError, field_path, not_dns_labels
-from gangway_contracts.grove import EMPTY_OBJECT, PodCliqueSet, TopologyConstraint
+from gangway_contracts.grove import (
+    EMPTY_OBJECT,
+    PodCliqueSet,
+    TopologyConstraint,
+    topology_names,
+)
 from gangway_contracts.k8s import is_dns_label, is_label_value, is_qualified_name
 from gangway_contracts.limits import Limits, over_limits
 from gangway_contracts.podspec import pod_spec_errors
@@ -35,6 +41,7 @@ class Findings:
 
     errors: list[FieldError] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def check_podcliqueset(
@@ -52,7 +59,10 @@ def check_podcliqueset(
         *_template_metadata(pcs),
         *_pod_specs(pcs),
         *_generated_names(pcs),
+        *_topology_names(pcs),
+        *missing_features(pcs),
     ]
+    findings.warnings += unkept_features(pcs)
     _topology(pcs, levels, findings)
     return findings
 
@@ -150,6 +160,19 @@ def _cliques(pcs: PodCliqueSet) -> Iterator[FieldError]:
                 yield FieldError(field=where, reason=f'"{before}" cannot start after itself')
             elif before not in known:
                 yield FieldError(field=where, reason=f'Not found: "{before}" (no such clique)')
+
+
+def _topology_names(pcs: PodCliqueSet) -> Iterator[FieldError]:
+    """One topology per PodCliqueSet, as Grove resolves it: constraints that name one must
+    name the same."""
+    named = list(topology_names(pcs))
+    for where, name in named[1:]:
+        if name != named[0][1]:
+            yield FieldError(
+                field=where,
+                reason=f'"{name}" differs from "{named[0][1]}" ({named[0][0]}): a PodCliqueSet '
+                "is placed within one topology",
+            )
 
 
 # A name that also reads as "<group>-<replica>" or "<group>-<replica>-<clique>" would

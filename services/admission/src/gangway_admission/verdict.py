@@ -91,7 +91,11 @@ async def evaluate(
     policy = policy or Policy()
     findings = check_podcliqueset(pcs, levels, policy.limits)
     verdict = await _decide(request, config, ask, findings.errors, policy)
-    return replace(verdict, skipped=[*findings.skipped, *verdict.skipped])
+    return replace(
+        verdict,
+        skipped=[*findings.skipped, *verdict.skipped],
+        warnings=[*findings.warnings, *verdict.warnings],
+    )
 
 
 async def _decide(
