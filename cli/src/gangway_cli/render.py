@@ -22,7 +22,7 @@ from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError, FieldErrors
-from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.grove import PodCliqueSet, PodGang, podcliqueset_of
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
 from gangway_podgang.plan import PlannedGang
@@ -38,14 +38,22 @@ def add_arguments(render: argparse.ArgumentParser) -> None:
         help="default-scheduler with gangScheduling: the Workload API version the cluster "
         "serves (v1beta1: Kubernetes 1.37, v1alpha2: 1.36, v1alpha1: 1.35)",
     )
+    render.add_argument(
+        "--backend",
+        help="render with this backend (an enabled profile), whatever the PodGang's "
+        "grove.io/scheduler-name label says: what another scheduler would make of a gang",
+    )
     add_output_option(render)
     render.set_defaults(run=run)
 
 
 class Renderer:
-    def __init__(self, config: SchedulerConfig, workload_api: WorkloadVersion) -> None:
+    def __init__(
+        self, config: SchedulerConfig, workload_api: WorkloadVersion, backend: str | None = None
+    ) -> None:
         self.config = config
         self.workload_api = workload_api
+        self.chosen = backend
         self.objects: list[dict[str, Any]] = []
         self.pods: list[dict[str, Any]] = []
         self.notes: list[str] = []
@@ -63,7 +71,9 @@ class Renderer:
             raise FieldErrors(reply.errors)
 
     def gang(self, podgang: PodGang, pcs: PodCliqueSet | None, planned: PlannedGang | None) -> None:
-        name = podgang.metadata.labels.get(labels.SCHEDULER_NAME) or self.config.default
+        name = (
+            self.chosen or podgang.metadata.labels.get(labels.SCHEDULER_NAME) or self.config.default
+        )
         backend = self.backend(name)
         self.objects += backend.resources(podgang, pcs)
         if planned is None or pcs is None:
@@ -95,13 +105,13 @@ def _render(manifests: Manifests, renderer: Renderer) -> None:
         return
     for podgang, _ in manifests.podgangs:
         meta = podgang.metadata
-        owner = by_name.get((meta.namespace, meta.labels.get(labels.PART_OF, "")))
+        owner_name = podcliqueset_of(meta)
+        # A PodCliqueSet written without a namespace goes to the PodGang's on apply.
+        owner = by_name.get((meta.namespace, owner_name)) or by_name.get(("", owner_name))
         planned = None
         if owner is None:
-            renderer.notes.append(
-                f"note: PodGang {meta.name}: no PodCliqueSet {meta.labels.get(labels.PART_OF)} "
-                "in the file, so no pods"
-            )
+            named = f"PodCliqueSet {owner_name}" if owner_name else "owning PodCliqueSet"
+            renderer.notes.append(f"note: PodGang {meta.name}: no {named} in the file, so no pods")
         else:
             planned = {g.name: g for g in manifests.plan(owner).gangs}.get(meta.name)
         renderer.gang(podgang, owner, planned)
@@ -113,7 +123,11 @@ def run(args: argparse.Namespace) -> int:
         manifests = Manifests.read(args.file)
         if not manifests.podcliquesets and not manifests.podgangs:
             return print_errors([f"{args.file}: no PodCliqueSet or PodGang in it"])
-        renderer = Renderer(config, args.workload_api)
+        chosen = config.resolve(args.backend) if args.backend else None
+        if args.backend and chosen is None:
+            enabled = ", ".join(config.enabled)
+            return print_errors([f'--backend: "{args.backend}" is not enabled ({enabled} are)'])
+        renderer = Renderer(config, args.workload_api, chosen)
         _render(manifests, renderer)
     except FieldErrors as exc:
         return print_errors(exc.errors)

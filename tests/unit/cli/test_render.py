@@ -99,6 +99,30 @@ def test_podgangs_alone_render_their_objects_and_say_why_there_are_no_pods(
     assert "no pods" in err
 
 
+def test_a_podgang_as_groves_operator_writes_it_for_each_backend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by its controller owner reference (no Gangway label, no part-of), rendered by
+    the backend chosen with --backend: a migration aid."""
+    gang = fixture("podgangs/grove-written.yaml")
+    assert labels.PART_OF not in gang["metadata"]["labels"]
+    pcs = yaml.safe_load((FIXTURES / "grove/samples/simple/simple1.yaml").read_text())
+    pcs["metadata"]["labels"]["kai.scheduler/queue"] = "team-a"
+    stream = write(tmp_path, gang, pcs)
+    code, docs, err = render(capsys, "--config", CONFIG, "--backend", "kai-scheduler", stream)
+    assert code == 0, err
+    assert [d["kind"] for d in docs] == ["PodGroup"] + ["Pod"] * 9
+    assert docs[0]["spec"]["queue"] == "team-a"
+    assert docs[0]["spec"]["minMember"] == 9
+    code, docs, _ = render(capsys, "--config", CONFIG, "--backend", "default-scheduler", stream)
+    assert [d["kind"] for d in docs] == ["Workload"] + ["PodGroup"] * 4 + ["Pod"] * 9
+    code, _, err = render(capsys, "--config", CONFIG, "--backend", "volcano", stream)
+    assert (code, err) == (
+        1,
+        '--backend: "volcano" is not enabled (default-scheduler, kai-scheduler are)\n',
+    )
+
+
 def test_an_external_backend_cannot_be_rendered(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

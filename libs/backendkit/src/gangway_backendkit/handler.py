@@ -25,7 +25,7 @@ from gangway_backendkit.protocol import Backend, Manifest, Synced, SyncFailed
 from gangway_contracts import labels
 from gangway_contracts.codec import MALFORMED
 from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
-from gangway_contracts.grove import PodGang
+from gangway_contracts.grove import PodGang, podcliqueset_of
 from gangway_contracts.k8s import Condition, NamespacedName
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey
@@ -80,7 +80,7 @@ def _one_as_desired(desired: list[Manifest], mirrored: ObjectRecord) -> bool:
 def _workload(podgang: PodGang) -> NamespacedName:
     """The PodCliqueSet a PodGang is part of: its journal's workload."""
     meta = podgang.metadata
-    return NamespacedName(namespace=meta.namespace, name=meta.labels.get(labels.PART_OF, meta.name))
+    return NamespacedName(namespace=meta.namespace, name=podcliqueset_of(meta) or meta.name)
 
 
 def _synced_at_generation(podgang: PodGang) -> bool:
@@ -183,7 +183,7 @@ class PodGangHandler:
             return False
         meta = podgang.metadata
         try:
-            pcs = await self.ctx.podcliqueset(meta.namespace, meta.labels.get(labels.PART_OF, ""))
+            pcs = await self.ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
             desired = self.backend.resources(podgang, pcs)
         except Exception:  # any doubt: the backend's own sync decides
             return False

@@ -13,9 +13,8 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
-from gangway_contracts import labels
 from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang, podcliqueset_of
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
@@ -49,7 +48,7 @@ class KaiBackend:
 
     async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
         meta = podgang.metadata
-        pcs = await ctx.podcliqueset(meta.namespace, meta.labels.get(labels.PART_OF, ""))
+        pcs = await ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
         resolved = translate.resolve_queue(pcs) if pcs else None
         queue = resolved.name if resolved else None
         if queue is None:

@@ -9,10 +9,9 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, Synced, SyncFailed
-from gangway_contracts import labels
 from gangway_contracts.config import SchedulerConfig, VolcanoConfig
 from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.grove import PodCliqueSet, PodGang, podcliqueset_of
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
@@ -54,7 +53,7 @@ class VolcanoBackend:
 
     async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
         meta = podgang.metadata
-        pcs = await ctx.podcliqueset(meta.namespace, meta.labels.get(labels.PART_OF, ""))
+        pcs = await ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
         if pcs is None:  # not in the store yet: the watcher mirrors it shortly
             raise RuntimeError(f"PodCliqueSet of {meta.namespace}/{meta.name} not seen yet")
         desired = translate.podgroup(podgang, self._queue(pcs))
