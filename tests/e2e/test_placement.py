@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections import Counter
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
@@ -19,6 +21,7 @@ from gangway_localcluster.controlplane import ControlPlane
 from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import bound, of_gang, running, whole_gang
+from tests.support.backends import live
 from tests.support.kube import server_side_apply
 from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
@@ -203,3 +206,50 @@ async def test_the_demo_fails_naming_the_sample_admission_refused(
         "not done: 4 of 6 refused (demo-inference, demo-training, demo-roles, demo-generate)"
         in text
     )
+
+
+async def test_a_new_image_replaces_the_gangs_one_podcliqueset_replica_at_a_time(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    """Grove's RollingRecreate with the cluster full: replica 0's gang is deleted whole, made
+    again from the new template and placed by kube-scheduler on the nodes it freed, and only
+    then replica 1's. Every pod change is watched, so no moment goes unseen."""
+    await nodes.add(4, gpus=4)
+    pcs = whole_gang(namespace, "roll", nodes, 2, 4, replicas=2)
+    await server_side_apply(api, pcs, namespace)
+    now = await eventually(partial(pods, api, namespace), lambda p: running(p.values()) == 4)
+    old = {pod["metadata"]["uid"] for pod in now.values()}
+    core = client.CoreV1Api(api)
+    start = (await core.list_namespaced_pod(namespace)).metadata.resource_version
+
+    container = pcs["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"][0]
+    container["image"] = "registry.example.com/next:2"
+    await server_side_apply(api, pcs, namespace)
+    seen_down: list[set[str]] = []
+    async with watch.Watch() as w:
+        async for event in w.stream(
+            core.list_namespaced_pod, namespace, resource_version=start, timeout_seconds=120
+        ):
+            pod = event["raw_object"]
+            if event["type"] == "DELETED":
+                now.pop(pod["metadata"]["name"], None)
+            else:
+                now[pod["metadata"]["name"]] = pod
+            up = Counter(
+                p["metadata"]["labels"][labels.PCS_REPLICA_INDEX]
+                for p in now.values()
+                if running([p]) and not p["metadata"].get("deletionTimestamp")
+            )
+            down = {r for r in ("0", "1") if up[r] < 2}
+            if down and (not seen_down or seen_down[-1] != down):
+                seen_down.append(down)
+            new = [p for p in now.values() if p["metadata"]["uid"] not in old]
+            if len(new) == 4 and running(new) == 4:
+                break
+    assert {p["spec"]["containers"][0]["image"] for p in now.values()} == {container["image"]}
+    assert seen_down == [{"0"}, {"1"}], "one replica at a time, replica 0 first"
+    status = await eventually(
+        partial(live, api, pcs, namespace),
+        lambda p: p.get("status", {}).get("updatedReplicas") == 2,
+    )
+    assert status["status"]["updateProgress"]["updatedPodCliquesCount"] == 2

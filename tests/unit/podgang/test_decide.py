@@ -24,6 +24,8 @@ from gangway_podgang.decide import (
     condition_true_now,
     decide,
     initialized_status,
+    outdated,
+    scheduled,
 )
 from gangway_podgang.manifests import podgang_spec
 from gangway_podgang.plan import PlannedGang, plan_podgangs
@@ -135,10 +137,11 @@ class Cluster:
             del self.pods[pod]
 
     def create_pod(self, name: str, gang: str) -> None:
+        (made_from,) = [g.template_hash for g in self.gangs[gang].podgroups if name in g.pods]
         meta = ObjectMeta(
             name=name,
             namespace="ns",
-            labels={labels.PODGANG: gang},
+            labels={labels.PODGANG: gang, labels.POD_TEMPLATE_HASH: made_from},
             owner_references=[owner("PodGang", gang, self.podgangs[gang].metadata.uid)],
         )
         spec = PodSpecView(scheduling_gates=[SchedulingGate(name=GATE)])
@@ -170,9 +173,15 @@ class Cluster:
         return moved
 
 
-def converge(cluster: Cluster, gangs: tuple[PlannedGang, ...], rng: random.Random) -> None:
+def converge(
+    cluster: Cluster,
+    gangs: tuple[PlannedGang, ...],
+    rng: random.Random,
+    check: Callable[[], None] = lambda: None,
+) -> None:
     """Decide and write until nothing is left to write and nobody else has anything to do;
-    in the first rounds, with ``rng`` choosing, writes are lost half the time."""
+    in the first rounds, with ``rng`` choosing, writes are lost half the time. ``check``
+    runs after every round."""
     flaky = rng.random() < 0.5
     for round_ in range(200):
         decision = decide(gangs, "ns", None, cluster.observed(), PCS_UID)
@@ -184,6 +193,7 @@ def converge(cluster: Cluster, gangs: tuple[PlannedGang, ...], rng: random.Rando
 
         cluster.apply(decision, keep)
         moved = cluster.backend_and_scheduler(keep)
+        check()
         if decision.done and not moved and not lossy:
             return
     raise AssertionError("no convergence in 200 rounds")
@@ -235,6 +245,47 @@ def test_scaling_down_removes_the_highest_indices_and_converges(
     converge(cluster, smaller, rng)
     assert_converged(cluster, smaller)
     assert set(cluster.pods) <= before, "shrinking creates nothing"
+
+
+@settings(max_examples=40, deadline=None)
+@given(podcliquesets(), st.randoms(use_true_random=False))
+def test_a_template_change_replaces_gangs_one_podcliqueset_replica_at_a_time(
+    manifest: dict[str, Any], rng: random.Random
+) -> None:
+    gangs = plan_of(manifest)
+    cluster = Cluster(gangs)
+    converge(cluster, gangs, rng)
+    clique = manifest["spec"]["template"]["cliques"][0]
+    clique["spec"]["podSpec"] = {"containers": [{"name": "c", "image": "example.com/next:2"}]}
+    newer = plan_of(manifest)
+    cluster.gangs.update({g.name: g for g in newer})
+
+    def one_replica_down() -> None:
+        down = {g.pcs_replica for g in newer if not scheduled(g, cluster.pods)}
+        assert len(down) <= 1, f"replicas {sorted(down)} down at once"
+
+    converge(cluster, newer, rng, one_replica_down)
+    assert_converged(cluster, newer)
+    for gang in newer:
+        for group, _, pod in gang.pods:
+            assert not outdated(group, cluster.pods[pod]), pod
+
+
+def test_on_delete_replaces_only_what_was_deleted() -> None:
+    manifest = {
+        "metadata": {"name": "pcs", "namespace": "ns"},
+        "spec": {"replicas": 2, "template": {"cliques": [{"name": "w", "spec": {"replicas": 2}}]}},
+    }
+    gangs = plan_of(manifest)
+    cluster = Cluster(gangs)
+    converge(cluster, gangs, random.Random(0))
+    manifest["spec"]["template"]["cliques"][0]["spec"]["podSpec"] = {"priority": 7}
+    newer = plan_of(manifest)
+    cluster.gangs.update({g.name: g for g in newer})
+    on_delete = decide(newer, "ns", None, cluster.observed(), PCS_UID, rolling=False)
+    assert on_delete.done, "OnDelete: a template change deletes nothing"
+    rolling = decide(newer, "ns", None, cluster.observed(), PCS_UID)
+    assert rolling.delete_pods == ("pcs-0-w-0", "pcs-0-w-1"), "replica 0's gang, whole"
 
 
 def test_a_fresh_podcliqueset_gets_its_podgangs_before_any_pod() -> None:

@@ -64,6 +64,7 @@ def test_pod_is_gated_labelled_and_owned_by_its_podgang() -> None:
         labels.POD_INDEX: "1",
         labels.SCALING_GROUP: "llama-disagg-0-prefill",
         labels.SCALING_GROUP_REPLICA_INDEX: "0",
+        labels.POD_TEMPLATE_HASH: group.template_hash,
     }
     owner = pod["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["uid"]) == ("PodGang", "llama-disagg-0", "gang-uid")

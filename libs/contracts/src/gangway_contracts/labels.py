@@ -18,6 +18,7 @@ PCS_REPLICA_INDEX: Final = "grove.io/podcliqueset-replica-index"
 SCALING_GROUP: Final = "grove.io/podcliquescalinggroup"
 SCALING_GROUP_REPLICA_INDEX: Final = "grove.io/podcliquescalinggroup-replica-index"
 POD_INDEX: Final = "grove.io/podclique-pod-index"
+POD_TEMPLATE_HASH: Final = "grove.io/pod-template-hash"
 SCHEDULER_NAME: Final = "grove.io/scheduler-name"
 TOPOLOGY_NAME: Final = "grove.io/topology-name"
 

@@ -192,15 +192,47 @@ def controlled_by(meta: ObjectMeta, uid: str) -> bool:
     return any(ref.uid == uid and ref.controller for ref in meta.owner_references)
 
 
+def outdated(group: PlannedPodGroup, pod: Pod | None) -> bool:
+    """The pod was made from an older template of its clique (a pod without the label, made
+    before Gangway labelled them, is taken as current: an upgrade rolls nothing)."""
+    if pod is None:
+        return False
+    made_from = pod.metadata.labels.get(labels.POD_TEMPLATE_HASH)
+    return made_from is not None and made_from != group.template_hash
+
+
+def _to_roll(
+    gangs: tuple[PlannedGang, ...], pods: Mapping[str, Pod], by_gang: Mapping[str, list[Pod]]
+) -> list[str]:
+    """Grove's RollingRecreate: one PodCliqueSet replica at a time, a gang replaced whole.
+    Every pod of each gang holding an outdated pod, in the lowest such replica — once every
+    gang already current is scheduled again (the replica replaced before is back)."""
+    stale = {g.name for g in gangs if any(outdated(grp, pods.get(p)) for grp, _, p in g.pods)}
+    if not stale or any(g.name not in stale and not scheduled(g, pods) for g in gangs):
+        return []
+    replica = min(g.pcs_replica for g in gangs if g.name in stale)
+    return sorted(
+        pod.metadata.name
+        for g in gangs
+        if g.name in stale and g.pcs_replica == replica
+        for pod in by_gang.get(g.name, [])
+        if not pod.metadata.deletion_timestamp
+    )
+
+
 def decide(
     gangs: tuple[PlannedGang, ...],
     namespace: str,
     priority_class: str | None,
     observed: Observed,
     owner_uid: str,
+    *,
+    rolling: bool = True,
 ) -> Decision:
     """``owner_uid``: the PodCliqueSet's; a PodGang it does not control is never deleted,
-    even if it says it is part of the PodCliqueSet."""
+    even if it says it is part of the PodCliqueSet. ``rolling``: a template change replaces
+    running gangs (RollingRecreate); False (OnDelete): only pods deleted by someone else
+    come back at the new template."""
     planned = {gang.name: gang for gang in gangs}
     by_gang: dict[str, list[Pod]] = {}
     for pod in observed.pods.values():
@@ -260,6 +292,13 @@ def decide(
             for _, _, pod in gang.pods
             if observed.pods[pod].is_gated(labels.PODGANG_PENDING_CREATION_GATE)
         ]
+    if rolling:
+        owned = {
+            name: [p for p in found if controlled_by(p.metadata, live.metadata.uid)]
+            for name, found in by_gang.items()
+            if (live := observed.podgangs.get(name)) is not None
+        }
+        delete_pods += _to_roll(gangs, observed.pods, owned)
     return Decision(
         create_podgangs=create_podgangs,
         delete_podgangs=delete_podgangs,

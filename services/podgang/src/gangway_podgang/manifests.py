@@ -124,6 +124,7 @@ def pod_labels(
         labels.PODCLIQUE: group.name,
         labels.PCS_REPLICA_INDEX: str(gang.pcs_replica),
         labels.POD_INDEX: str(index),
+        labels.POD_TEMPLATE_HASH: group.template_hash,
     }
     if group.scaling_group is not None:
         own[labels.SCALING_GROUP] = group.scaling_group

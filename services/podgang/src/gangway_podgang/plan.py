@@ -16,8 +16,11 @@ the PodCliqueSet names; a constraint that cannot be resolved is left out and rep
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+import msgspec
 
 from gangway_contracts.grove import (
     ClusterTopologyBinding,
@@ -39,6 +42,19 @@ class PlannedPodGroup:
     topology: PodGangTopologyConstraint | None
     scaling_group: str | None = None  # the scaling group's full name, <pcs>-<r>-<group>
     scaling_group_replica: int | None = None
+    template_hash: str = ""  # of what its pods are made from: a change replaces them
+
+
+def template_hash(clique: PodCliqueTemplateSpec) -> str:
+    """A short digest of what a clique's pods are made of (podSpec, labels, annotations),
+    independent of how the JSON was written: pods carry it in Grove's pod-template-hash
+    label, and a pod whose label differs was made from an older template."""
+    made_of = {
+        "podSpec": msgspec.json.decode(clique.spec.pod_spec),
+        "labels": clique.labels,
+        "annotations": clique.annotations,
+    }
+    return hashlib.sha256(msgspec.json.encode(made_of, order="sorted")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -131,6 +147,8 @@ def _clique_instance(
     fqn: str,
     clique: PodCliqueTemplateSpec,
     topology: PodGangTopologyConstraint | None,
+    digest: str,
+    *,
     group: str | None = None,
     group_replica: int | None = None,
 ) -> PlannedPodGroup:
@@ -144,6 +162,7 @@ def _clique_instance(
         topology=topology,
         scaling_group=group,
         scaling_group_replica=group_replica,
+        template_hash=digest,
     )
 
 
@@ -151,6 +170,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
     template = pcs.spec.template
     cliques = {c.name: (i, c) for i, c in enumerate(template.cliques)}
     grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
+    digests = {c.name: template_hash(c) for c in template.cliques}
     topology = _Topology(pcs, binding)
     clique_topology = {
         name: topology.resolve(
@@ -173,7 +193,12 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
     ) -> tuple[list[PlannedPodGroup], list[GroupConfig]]:
         members = [
             _clique_instance(
-                f"{group_fqn}-{g}-{name}", cliques[name][1], clique_topology[name], group_fqn, g
+                f"{group_fqn}-{g}-{name}",
+                cliques[name][1],
+                clique_topology[name],
+                digests[name],
+                group=group_fqn,
+                group_replica=g,
             )
             for name in group.clique_names
             if name in cliques  # a dangling name is admission's error to report
@@ -190,7 +215,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
     for r in range(pcs.spec.replicas):
         prefix = f"{pcs.metadata.name}-{r}"
         base_groups = [
-            _clique_instance(f"{prefix}-{c.name}", c, clique_topology[c.name])
+            _clique_instance(f"{prefix}-{c.name}", c, clique_topology[c.name], digests[c.name])
             for c in template.cliques
             if c.name not in grouped
         ]

@@ -23,7 +23,7 @@ from gangway_contracts.codec import to_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, topology_constraints
 from gangway_contracts.k8s import Condition
 from gangway_contracts.pods import Pod
-from gangway_podgang.decide import condition_true_now, initialized_status, scheduled
+from gangway_podgang.decide import condition_true_now, initialized_status, outdated, scheduled
 from gangway_podgang.plan import Plan, PlannedGang, PlannedPodGroup
 from gangway_runtime.conditions import merged_conditions
 from gangway_runtime.status import StatusChange
@@ -153,11 +153,17 @@ def counts(
     updated = sum(
         1
         for gangs in by_replica.values()
-        if all(initialized_status_of(podgangs.get(g.name)) is True for g in gangs)
+        if all(
+            initialized_status_of(podgangs.get(g.name)) is True
+            and all(current(group, pods) for group in g.podgroups)
+            for g in gangs
+        )
     )
     return {
         "observedGeneration": pcs.metadata.generation,
         "replicas": pcs.spec.replicas,
+        "hpaPodSelector": f"{labels.PART_OF}={pcs.metadata.name},"
+        f"{labels.MANAGED_BY}={labels.MANAGED_BY_GANGWAY}",
         "availableReplicas": available,
         "updatedReplicas": updated,
         "updateProgress": update_progress(plan, pods),
@@ -172,10 +178,15 @@ def counts(
     }
 
 
+def current(group: PlannedPodGroup, pods: Mapping[str, Pod]) -> bool:
+    """Every pod of a clique instance exists, made from its current template."""
+    return all(pod in pods and not outdated(group, pods[pod]) for pod in group.pods)
+
+
 def update_progress(plan: Plan, pods: Mapping[str, Pod]) -> dict[str, int]:
     """Grove's PodClique and PodCliqueScalingGroup counts (the printer columns): one PodClique
     per clique instance, one scaling group per group and PodCliqueSet replica; "updated" when
-    every pod of it exists at the current spec (Gangway replaces pods, it does not roll them)."""
+    every pod of it exists, made from the current template (a rolling update counts up)."""
     cliques = [group for gang in plan.gangs for group in gang.podgroups]
     scaling: dict[str, list[PlannedPodGroup]] = {}
     for group in cliques:
@@ -183,7 +194,7 @@ def update_progress(plan: Plan, pods: Mapping[str, Pod]) -> dict[str, int]:
             scaling.setdefault(group.scaling_group, []).append(group)
 
     def made(group: PlannedPodGroup) -> bool:
-        return all(pod in pods for pod in group.pods)
+        return current(group, pods)
 
     return {
         "totalPodCliquesCount": len(cliques),

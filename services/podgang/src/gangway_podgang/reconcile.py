@@ -164,6 +164,7 @@ class Reconciler:
             pcs.spec.template.priority_class_name,
             Observed(podgangs=workload.podgangs, pods=workload.pods),
             owner_uid=pcs.metadata.uid,
+            rolling=pcs.spec.rolls_updates,
         )
         return Step(pcs=pcs, workload=workload, backend=backend, plan=plan, decision=decision)
 
