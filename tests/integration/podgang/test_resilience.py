@@ -26,12 +26,13 @@ from gangway_runtime.status import PODCLIQUESETS as PODCLIQUESETS_API
 from gangway_runtime.streams import ensure_streams
 from tests.integration.podgang.test_flow import CONFIG
 from tests.integration.watcher.conftest import only_this_test
-from tests.support.backends import backend_synced, running_backend
-from tests.support.kube import server_side_apply
+from tests.support.backends import backend_synced, live, running_backend
+from tests.support.kube import merge_patch, server_side_apply
 from tests.support.podgang import (
     condition,
     gated,
     live_when,
+    objects,
     podgangs,
     pods,
     running_podgang,
@@ -370,4 +371,28 @@ async def test_a_read_model_whose_consumer_is_lost_follows_again(
         for name in readers:
             await js.delete_consumer(stream, name)
         await server_side_apply(api, workload(namespace, "trainer"), namespace)
+        await converged(api, namespace)
+
+
+@pytest.mark.usefixtures("backend")
+async def test_a_podcliqueset_groves_operator_drives_is_left_alone_and_says_so(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """One PodCliqueSet, one driver: Grove's finalizer on it means Grove's operator claimed it.
+    podgang makes nothing and writes nothing to it, but an Event; once the finalizer is gone
+    (the migration in docs/operations.md), Gangway builds it."""
+    pcs = workload(namespace, "trainer")
+    pcs["metadata"]["finalizers"] = [labels.GROVE_FINALIZER]
+    events = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
+    async with running_podgang(api, nc, subjects, namespace, CONFIG):
+        await server_side_apply(api, pcs, namespace)
+        said = await eventually(
+            partial(objects, api, namespace, events), lambda e: "trainer.drivenbygrove" in e
+        )
+        assert said["trainer.drivenbygrove"]["reason"] == "DrivenByGrove"
+        assert await podgangs(api, namespace) == {}
+        assert "status" not in await live(api, pcs, namespace), "Grove's to write"
+        await merge_patch(
+            api, PODCLIQUESETS_API.path(namespace, "trainer"), {"metadata": {"finalizers": None}}
+        )
         await converged(api, namespace)

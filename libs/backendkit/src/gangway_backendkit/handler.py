@@ -128,7 +128,8 @@ class PodGangHandler:
                 podgang = msgspec.json.decode(record.object, type=PodGang)
             except MALFORMED:
                 continue  # dead-lettered when its message was taken
-            if not record.deleted and not _synced_at_generation(podgang):
+            grove = podgang.metadata.labels.get(labels.MANAGED_BY) == labels.MANAGED_BY_GROVE
+            if not record.deleted and not grove and not _synced_at_generation(podgang):
                 yield subjects.parse_object(msg.subject)
 
     async def reconcile(
@@ -155,6 +156,11 @@ class PodGangHandler:
                 metrics.SYNCS.labels(name, "deleted").inc()
                 return
             podgang = msgspec.json.decode(record.object, type=PodGang)
+            if podgang.metadata.labels.get(labels.MANAGED_BY) == labels.MANAGED_BY_GROVE:
+                # Grove's operator syncs its PodGangs through its own backend: two writers
+                # of one PodGroup would fight (docs/operations.md, beside Grove).
+                metrics.SYNCS.labels(name, "grove").inc()
+                return
             current = msgspec.json.decode(record.object)
             if not drift and _synced_at_generation(podgang):
                 metrics.SYNCS.labels(name, "skipped").inc()

@@ -22,6 +22,10 @@ POD_TEMPLATE_HASH: Final = "grove.io/pod-template-hash"
 SCHEDULER_NAME: Final = "grove.io/scheduler-name"
 TOPOLOGY_NAME: Final = "grove.io/topology-name"
 
+# What Grove's operator puts on what it drives: its PodCliqueSet finalizer, and managed-by.
+GROVE_FINALIZER: Final = "grove.io/podcliqueset.grove.io"
+MANAGED_BY_GROVE: Final = "grove-operator"
+
 # The gate every Gangway pod is created with; only the podgang service removes it.
 PODGANG_PENDING_CREATION_GATE: Final = "grove.io/podgang-pending-creation"
 

@@ -59,6 +59,10 @@ class Step:
     unresolved: str = ""  # why no backend could be chosen (the cliques' schedulerName)
     too_large: str = ""  # why nothing is planned: more gangs or pods than one may make
     refused: str = ""  # the API server refused what this PodCliqueSet makes, and why
+    by_grove: bool = False  # Grove's operator drives it: left alone
+
+
+GROVE_DRIVEN: Final = "DrivenByGrove"
 
 
 class Refused(Exception):
@@ -148,6 +152,8 @@ class Reconciler:
             return None  # deleting a PodCliqueSet cascades through owner references
         if pcs.metadata.uid in self.phantoms:
             return None
+        if labels.GROVE_FINALIZER in pcs.metadata.finalizers:
+            return Step(pcs=pcs, workload=workload, by_grove=True)
         try:
             backend = self.config.backend_for(pcs)
         except FieldErrors as exc:
@@ -173,6 +179,9 @@ class Reconciler:
         # What this reconcile learned of the backend, for the status (which keeps it).
         learned: list[Condition] = []
         step = self._decide(key)
+        if step is not None and step.by_grove:
+            await self._left_to_grove(step.pcs)
+            return Outcome(converged=True, rounds=0)
         log.debug("%s/%s: reconcile, done=%s", *key, step and step.decision.done)
         while step is not None and not step.decision.done and rounds < self.max_rounds:
             rounds += 1
@@ -300,6 +309,21 @@ class Reconciler:
                 if writer.missing(kind, workload, gang.name)
             ]
         await asyncio.gather(*found)
+
+    async def _left_to_grove(self, pcs: PodCliqueSet) -> None:
+        """One PodCliqueSet, one driver: Grove's operator claimed this one (its finalizer),
+        so Gangway writes nothing to it — not even its status, which is Grove's — and says
+        so in an Event of a fixed name (once while the Event lives)."""
+        meta = pcs.metadata
+        log.info("%s/%s: driven by Grove's operator: left alone", meta.namespace, meta.name)
+        await self.reporter.kube_event(
+            pcs,
+            GROVE_DRIVEN,
+            f"Grove's operator drives this PodCliqueSet (finalizer {labels.GROVE_FINALIZER}): "
+            "Gangway leaves it alone; docs/operations.md says how to move it to Gangway",
+            warning=False,
+            name=f"{pcs.metadata.name}.{GROVE_DRIVEN.lower()}",
+        )
 
     async def _refused(self, step: Step) -> None:
         """An Event when the PodCliqueSet was not already saying so (the status, written

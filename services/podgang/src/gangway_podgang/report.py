@@ -67,13 +67,17 @@ class Reporter:
         # Buffered and stored in order, retried through a failover: never waited for here.
         self.journal_writer.put(event, once)
 
-    async def kube_event(self, pcs: PodCliqueSet, reason: str, note: str, warning: bool) -> None:
+    async def kube_event(
+        self, pcs: PodCliqueSet, reason: str, note: str, warning: bool, name: str = ""
+    ) -> None:
+        """An Event about the PodCliqueSet; ``name``: a fixed one, so it is made once while
+        it lives (the API server answers 409 to the next)."""
         meta = pcs.metadata
         event = {
             "apiVersion": EVENTS.api_version,
             "kind": "Event",
             "metadata": {
-                "name": f"{meta.name}.{secrets.token_hex(8)}",
+                "name": name or f"{meta.name}.{secrets.token_hex(8)}",
                 "namespace": meta.namespace,
             },
             "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
@@ -94,6 +98,8 @@ class Reporter:
         try:
             await self.kube.request("POST", EVENTS.path(meta.namespace), body=event)
         except KubeError as exc:
+            if name and exc.status == 409:
+                return
             log.warning("event %s on %s/%s: %s", reason, meta.namespace, meta.name, exc)
 
 
