@@ -44,7 +44,8 @@ REFUSED: dict[str, str] = {
 
 
 def podcliqueset(path: Path) -> dict[str, Any]:
-    (pcs,) = [d for d in yaml.safe_load_all(path.read_text()) if d and d["kind"] == "PodCliqueSet"]
+    docs: list[dict[str, Any]] = list(yaml.safe_load_all(path.read_text()))
+    (pcs,) = [d for d in docs if d and d["kind"] == "PodCliqueSet"]
     return pcs
 
 

@@ -272,7 +272,7 @@ def test_a_template_change_replaces_gangs_one_podcliqueset_replica_at_a_time(
 
 
 def test_on_delete_replaces_only_what_was_deleted() -> None:
-    manifest = {
+    manifest: dict[str, Any] = {
         "metadata": {"name": "pcs", "namespace": "ns"},
         "spec": {"replicas": 2, "template": {"cliques": [{"name": "w", "spec": {"replicas": 2}}]}},
     }
