@@ -215,6 +215,21 @@ def plan_of(manifest: dict[str, Any]) -> tuple[PlannedGang, ...]:
     return plan_podgangs(from_object(manifest, PodCliqueSet)).gangs
 
 
+def converged_on(manifest: dict[str, Any], rng: random.Random) -> Cluster:
+    """A cluster where the manifest's plan has converged."""
+    gangs = plan_of(manifest)
+    cluster = Cluster(gangs)
+    converge(cluster, gangs, rng)
+    return cluster
+
+
+def replanned(cluster: Cluster, manifest: dict[str, Any]) -> tuple[PlannedGang, ...]:
+    """The changed manifest's plan, known to the cluster's scheduler and backend."""
+    gangs = plan_of(manifest)
+    cluster.gangs.update({g.name: g for g in gangs})
+    return gangs
+
+
 @settings(max_examples=60, deadline=None)
 @given(podcliquesets(), st.randoms(use_true_random=False))
 def test_converges_whatever_writes_are_lost_and_never_lifts_a_gate_early(
@@ -231,16 +246,13 @@ def test_converges_whatever_writes_are_lost_and_never_lifts_a_gate_early(
 def test_scaling_down_removes_the_highest_indices_and_converges(
     manifest: dict[str, Any], rng: random.Random
 ) -> None:
-    gangs = plan_of(manifest)
-    cluster = Cluster(gangs)
-    converge(cluster, gangs, rng)
+    cluster = converged_on(manifest, rng)
     for clique in manifest["spec"]["template"]["cliques"]:
         spec = clique["spec"]
         spec["replicas"] = max(1, spec["replicas"] - 1)
         spec["minAvailable"] = min(spec.get("minAvailable", 1), spec["replicas"])
     manifest["spec"]["replicas"] = max(0, manifest["spec"]["replicas"] - 1)
-    smaller = plan_of(manifest)
-    cluster.gangs.update({g.name: g for g in smaller})
+    smaller = replanned(cluster, manifest)
     before = set(cluster.pods)
     converge(cluster, smaller, rng)
     assert_converged(cluster, smaller)
@@ -252,13 +264,10 @@ def test_scaling_down_removes_the_highest_indices_and_converges(
 def test_a_template_change_replaces_gangs_one_podcliqueset_replica_at_a_time(
     manifest: dict[str, Any], rng: random.Random
 ) -> None:
-    gangs = plan_of(manifest)
-    cluster = Cluster(gangs)
-    converge(cluster, gangs, rng)
+    cluster = converged_on(manifest, rng)
     clique = manifest["spec"]["template"]["cliques"][0]
     clique["spec"]["podSpec"] = {"containers": [{"name": "c", "image": "example.com/next:2"}]}
-    newer = plan_of(manifest)
-    cluster.gangs.update({g.name: g for g in newer})
+    newer = replanned(cluster, manifest)
 
     def one_replica_down() -> None:
         down = {g.pcs_replica for g in newer if not scheduled(g, cluster.pods)}
@@ -276,12 +285,9 @@ def test_on_delete_replaces_only_what_was_deleted() -> None:
         "metadata": {"name": "pcs", "namespace": "ns"},
         "spec": {"replicas": 2, "template": {"cliques": [{"name": "w", "spec": {"replicas": 2}}]}},
     }
-    gangs = plan_of(manifest)
-    cluster = Cluster(gangs)
-    converge(cluster, gangs, random.Random(0))
+    cluster = converged_on(manifest, random.Random(0))
     manifest["spec"]["template"]["cliques"][0]["spec"]["podSpec"] = {"priority": 7}
-    newer = plan_of(manifest)
-    cluster.gangs.update({g.name: g for g in newer})
+    newer = replanned(cluster, manifest)
     on_delete = decide(newer, "ns", None, cluster.observed(), PCS_UID, rolling=False)
     assert on_delete.done, "OnDelete: a template change deletes nothing"
     rolling = decide(newer, "ns", None, cluster.observed(), PCS_UID)
