@@ -83,6 +83,12 @@ def _workload(podgang: PodGang) -> NamespacedName:
     return NamespacedName(namespace=meta.namespace, name=podcliqueset_of(meta) or meta.name)
 
 
+def _grove_managed(podgang: PodGang) -> bool:
+    """Grove's operator made it, and syncs it through its own backend: a second writer of
+    one PodGroup would fight it (docs/operations.md, beside Grove)."""
+    return podgang.metadata.labels.get(labels.MANAGED_BY) == labels.MANAGED_BY_GROVE
+
+
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
@@ -128,8 +134,11 @@ class PodGangHandler:
                 podgang = msgspec.json.decode(record.object, type=PodGang)
             except MALFORMED:
                 continue  # dead-lettered when its message was taken
-            grove = podgang.metadata.labels.get(labels.MANAGED_BY) == labels.MANAGED_BY_GROVE
-            if not record.deleted and not grove and not _synced_at_generation(podgang):
+            if (
+                not record.deleted
+                and not _grove_managed(podgang)
+                and not _synced_at_generation(podgang)
+            ):
                 yield subjects.parse_object(msg.subject)
 
     async def reconcile(
@@ -156,9 +165,7 @@ class PodGangHandler:
                 metrics.SYNCS.labels(name, "deleted").inc()
                 return
             podgang = msgspec.json.decode(record.object, type=PodGang)
-            if podgang.metadata.labels.get(labels.MANAGED_BY) == labels.MANAGED_BY_GROVE:
-                # Grove's operator syncs its PodGangs through its own backend: two writers
-                # of one PodGroup would fight (docs/operations.md, beside Grove).
+            if _grove_managed(podgang):
                 metrics.SYNCS.labels(name, "grove").inc()
                 return
             current = msgspec.json.decode(record.object)
