@@ -202,11 +202,13 @@ def outdated(group: PlannedPodGroup, pod: Pod | None) -> bool:
 
 
 def _to_roll(
-    gangs: tuple[PlannedGang, ...], pods: Mapping[str, Pod], by_gang: Mapping[str, list[Pod]]
+    gangs: tuple[PlannedGang, ...], observed: Observed, by_gang: Mapping[str, list[Pod]]
 ) -> list[str]:
     """Grove's RollingRecreate: one PodCliqueSet replica at a time, a gang replaced whole.
     Every pod of each gang holding an outdated pod, in the lowest such replica — once every
-    gang already current is scheduled again (the replica replaced before is back)."""
+    gang already current is scheduled again (the replica replaced before is back). Only
+    pods the live PodGang controls are deleted."""
+    pods = observed.pods
     stale = {g.name for g in gangs if any(outdated(grp, pods.get(p)) for grp, _, p in g.pods)}
     if not stale or any(g.name not in stale and not scheduled(g, pods) for g in gangs):
         return []
@@ -214,9 +216,10 @@ def _to_roll(
     return sorted(
         pod.metadata.name
         for g in gangs
-        if g.name in stale and g.pcs_replica == replica
+        if g.name in stale and g.pcs_replica == replica and g.name in observed.podgangs
         for pod in by_gang.get(g.name, [])
         if not pod.metadata.deletion_timestamp
+        and controlled_by(pod.metadata, observed.podgangs[g.name].metadata.uid)
     )
 
 
@@ -293,12 +296,7 @@ def decide(
             if observed.pods[pod].is_gated(labels.PODGANG_PENDING_CREATION_GATE)
         ]
     if rolling:
-        owned = {
-            name: [p for p in found if controlled_by(p.metadata, live.metadata.uid)]
-            for name, found in by_gang.items()
-            if (live := observed.podgangs.get(name)) is not None
-        }
-        delete_pods += _to_roll(gangs, observed.pods, owned)
+        delete_pods += _to_roll(gangs, observed, by_gang)
     return Decision(
         create_podgangs=create_podgangs,
         delete_podgangs=delete_podgangs,

@@ -193,15 +193,12 @@ def update_progress(plan: Plan, pods: Mapping[str, Pod]) -> dict[str, int]:
         if group.scaling_group:
             scaling.setdefault(group.scaling_group, []).append(group)
 
-    def made(group: PlannedPodGroup) -> bool:
-        return current(group, pods)
-
     return {
         "totalPodCliquesCount": len(cliques),
-        "updatedPodCliquesCount": sum(1 for group in cliques if made(group)),
+        "updatedPodCliquesCount": sum(1 for group in cliques if current(group, pods)),
         "totalPodCliqueScalingGroupsCount": len(scaling),
         "updatedPodCliqueScalingGroupsCount": sum(
-            1 for groups in scaling.values() if all(map(made, groups))
+            1 for groups in scaling.values() if all(current(group, pods) for group in groups)
         ),
     }
 
