@@ -59,7 +59,7 @@ class Step:
     unresolved: str = ""  # why no backend could be chosen (the cliques' schedulerName)
     too_large: str = ""  # why nothing is planned: more gangs or pods than one may make
     refused: str = ""  # the API server refused what this PodCliqueSet makes, and why
-    by_grove: bool = False  # Grove's operator drives it: left alone
+    by_grove: bool = False  # Grove's operator drives it: nothing decided, left alone
 
 
 GROVE_DRIVEN: Final = "DrivenByGrove"
@@ -179,9 +179,6 @@ class Reconciler:
         # What this reconcile learned of the backend, for the status (which keeps it).
         learned: list[Condition] = []
         step = self._decide(key)
-        if step is not None and step.by_grove:
-            await self._left_to_grove(step.pcs)
-            return Outcome(converged=True, rounds=0)
         log.debug("%s/%s: reconcile, done=%s", *key, step and step.decision.done)
         while step is not None and not step.decision.done and rounds < self.max_rounds:
             rounds += 1
@@ -201,6 +198,9 @@ class Reconciler:
                     return Outcome(converged=True, rounds=rounds)
             step = self._decide(key)
         if step is None:
+            return Outcome(converged=True, rounds=rounds)
+        if step.by_grove:  # claimed before this reconcile, or during it: nothing more
+            await self._left_to_grove(step.pcs)
             return Outcome(converged=True, rounds=rounds)
         if step.refused:
             await self._refused(step)
