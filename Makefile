@@ -1,5 +1,5 @@
 # The two commands people run. Everything they need is installed by tools/bootstrap.sh.
-.PHONY: up test lint typecheck unit integration schema bootstrap
+.PHONY: up test lint typecheck unit integration schema crds bootstrap
 
 # uv lands here when tools/bootstrap.sh installs it with pip --user.
 export PATH := $(HOME)/.local/bin:$(PATH)
@@ -28,3 +28,7 @@ unit: bootstrap
 
 schema:
 	uv run --frozen python -m gangway_contracts.schema --write
+
+# deploy/crds from the contracts' views and the Kubernetes OpenAPI (downloads k8s.io/kubernetes).
+crds:
+	uv run --frozen python -m gangway_localcluster.crds --write

@@ -11,10 +11,8 @@ import pytest
 import yaml
 
 from gangway_cli.main import main
-from tests.support.paths import FIXTURES
+from tests.support.grove_manifests import INVALID_FOR_GROVE_TOO, MANIFESTS, name, podcliqueset
 
-GROVE = FIXTURES / "grove"
-MANIFESTS = sorted(GROVE.rglob("*.yaml"))
 # Grove's own e2e configuration enables KAI beside the default scheduler, which stays default.
 CONFIG = """\
 apiVersion: operator.config.grove.io/v1alpha1
@@ -43,12 +41,6 @@ REFUSED: dict[str, str] = {
 }
 
 
-def podcliqueset(path: Path) -> dict[str, Any]:
-    docs: list[dict[str, Any]] = list(yaml.safe_load_all(path.read_text()))
-    (pcs,) = [d for d in docs if d and d["kind"] == "PodCliqueSet"]
-    return pcs
-
-
 def pods_grove_makes(pcs: dict[str, Any]) -> int:
     """Counted from the manifest the way Grove's user guide counts them: per PodCliqueSet
     replica, every standalone clique's replicas, and every scaling group's replicas times
@@ -75,13 +67,9 @@ def config(tmp_path: Path) -> str:
     return str(path)
 
 
-def name(path: Path) -> str:
-    return path.relative_to(GROVE).as_posix()
-
-
 def test_every_grove_manifest_is_here() -> None:
     assert len(MANIFESTS) == 58
-    assert set(REFUSED) <= {name(p) for p in MANIFESTS}
+    assert {*REFUSED, *INVALID_FOR_GROVE_TOO} <= {name(p) for p in MANIFESTS}
 
 
 @pytest.mark.parametrize("path", MANIFESTS, ids=name)
@@ -99,6 +87,10 @@ def test_validated_admitted_or_refused_for_a_missing_feature(
     path: Path, config: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(capsys, "validate", "--config", config, str(path))
+    if invalid := INVALID_FOR_GROVE_TOO.get(name(path)):
+        assert code == 1
+        assert f"{invalid}: Required value" in err
+        return
     refused = REFUSED.get(name(path), "admitted")
     if refused == "admitted":
         assert (code, out.startswith("admitted: ")) == (0, True), err
@@ -112,7 +104,11 @@ def test_validated_admitted_or_refused_for_a_missing_feature(
     assert any(refused in line for line in errors), err
 
 
-@pytest.mark.parametrize("path", [p for p in MANIFESTS if name(p) not in REFUSED], ids=name)
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MANIFESTS if name(p) not in {*REFUSED, *INVALID_FOR_GROVE_TOO}],
+    ids=name,
+)
 def test_rendered_with_every_pod_prepared(
     path: Path, config: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

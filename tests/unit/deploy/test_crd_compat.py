@@ -1,4 +1,5 @@
-"""deploy/crds stay API-compatible with Grove's CRDs (pinned copies in third_party/grove)."""
+"""deploy/crds: generated from the contracts' views, and API-compatible with Grove's CRDs
+(pinned copies in third_party/grove)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_localcluster.crds import generated_crds
 from tests.support.contract_paths import contract_paths
 from tests.support.crd_compat import compat_problems, declared_paths, version_schema
 from tests.support.paths import DEPLOY_CRDS, UPSTREAM_GROVE_CRDS
@@ -17,6 +19,23 @@ from tests.support.paths import DEPLOY_CRDS, UPSTREAM_GROVE_CRDS
 PAIRS = [
     ("grove.io_podcliquesets.yaml", PodCliqueSet),
     ("scheduler.grove.io_podgangs.yaml", PodGang),
+]
+
+
+# Where the PodCliqueSet's schema is a Kubernetes type's (from the API server's OpenAPI).
+KUBERNETES_TYPES = frozenset(
+    {
+        "spec.template.cliques[].spec.podSpec",
+        "spec.template.cliques[].spec.autoScalingConfig.metrics[]",
+        "spec.template.podCliqueScalingGroups[].scaleConfig.metrics[]",
+        "spec.template.resourceClaimTemplates[].templateSpec",
+    }
+)
+
+# Grove's PodSpec (Kubernetes 1.35's) has workloadRef, the Workload API's alpha field that
+# 1.37 replaced by schedulingGroup: a 1.37 API server drops it from a pod as well.
+GONE_FROM_KUBERNETES = [
+    "spec.template.cliques[].spec.podSpec: would prune Grove's fields ['workloadRef']"
 ]
 
 
@@ -32,13 +51,16 @@ def crds(request: pytest.FixtureRequest) -> tuple[dict[str, Any], dict[str, Any]
 
 def test_no_stricter_and_nothing_pruned(crds: tuple[dict[str, Any], dict[str, Any]]) -> None:
     ours, upstream = crds
+    expected = GONE_FROM_KUBERNETES if ours["spec"]["names"]["kind"] == "PodCliqueSet" else []
     for version in upstream["spec"]["versions"]:
         problems = list(
             compat_problems(
-                version_schema(ours, version["name"]), version["schema"]["openAPIV3Schema"]
+                version_schema(ours, version["name"]),
+                version["schema"]["openAPIV3Schema"],
+                kubernetes_types=KUBERNETES_TYPES,
             )
         )
-        assert problems == []
+        assert problems == expected
 
 
 def test_same_names_columns_and_subresources(
@@ -78,3 +100,52 @@ def test_checker_catches_a_stricter_schema() -> None:
         "spec.podgroups[]: would prune Grove's fields ['podReferences']",
         "spec.invented: not a field of Grove's schema",
     ]
+
+
+def test_checker_allows_a_newer_kubernetes_below_a_kubernetes_type_only() -> None:
+    upstream = version_schema(load(UPSTREAM_GROVE_CRDS / PAIRS[0][0]), "v1alpha1")
+    newer = copy.deepcopy(upstream)
+    clique = newer["properties"]["spec"]["properties"]["template"]["properties"]["cliques"]
+    pod_spec = clique["items"]["properties"]["spec"]["properties"]["podSpec"]
+    pod_spec["properties"]["aFieldOfTheNextKubernetes"] = {"type": "string"}
+    del pod_spec["properties"]["containers"]["items"]["properties"]["ports"]["items"]["properties"][
+        "protocol"
+    ]["default"]
+    pod_spec["required"].append("restartPolicy")
+    clique["items"]["properties"]["invented"] = {"type": "string"}
+    problems = list(compat_problems(newer, upstream, kubernetes_types=KUBERNETES_TYPES))
+    assert problems == [
+        "spec.template.cliques[].spec.podSpec: requires ['restartPolicy'], Grove does not",
+        "spec.template.cliques[].invented: not a field of Grove's schema",
+    ]
+
+
+def test_deploy_crds_are_what_the_views_generate() -> None:
+    """deploy/crds is `make crds`'s output for the views as they are (else: run it)."""
+    for path, text in generated_crds().items():
+        assert path.read_text() == text, f"{path.name} is stale: run make crds"
+
+
+@pytest.mark.parametrize("file", [name for name, _ in PAIRS])
+def test_every_field_of_ours_is_described(file: str) -> None:
+    """What `kubectl explain` shows: every field Gangway's views declare has a description
+    (the Kubernetes types below them are the API server's, explained by `kubectl explain
+    pod.spec`)."""
+    schema = version_schema(load(DEPLOY_CRDS / file), "v1alpha1")
+    undescribed = [
+        path
+        for path, node in described_nodes(schema)
+        if path != "metadata"
+        and not any(path.startswith(k + ".") for k in KUBERNETES_TYPES)
+        and "description" not in node
+    ]
+    assert undescribed == []
+
+
+def described_nodes(schema: dict[str, Any], path: str = "") -> Any:
+    for name, child in schema.get("properties", {}).items():
+        child_path = f"{path}.{name}" if path else name
+        yield child_path, child
+        yield from described_nodes(child, child_path)
+    if "items" in schema:
+        yield from described_nodes(schema["items"], f"{path}[]")

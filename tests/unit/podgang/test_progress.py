@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import yaml
+
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -9,7 +13,9 @@ from gangway_contracts.pods import Pod
 from gangway_podgang import progress
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import plan_podgangs
+from tests.support.crd_compat import declared_paths, version_schema
 from tests.support.manifests import fixture
+from tests.support.paths import DEPLOY_CRDS
 from tests.unit.podgang.test_decide import with_condition
 
 AT = "2026-01-01T00:00:00Z"
@@ -85,3 +91,30 @@ def test_a_status_that_would_not_change_is_not_written() -> None:
     assert written is not None
     later = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at="2026-02-02T00:00:00Z")
     assert progress.status_change(fields, [later])(written) is None
+
+
+def test_the_status_written_is_what_the_crd_declares() -> None:
+    """The API server prunes what the CRD does not declare: every field of the status
+    podgang writes is declared by deploy/crds (generated from the view)."""
+    pcs = inference()
+    plan = plan_podgangs(pcs)
+    podgangs, pods = everything_exists(pcs, gated=False, bound=True)
+    ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
+    written = progress.status_change(progress.counts(pcs, plan, podgangs, pods), [ready])({})
+    assert written is not None
+    assert written["updateProgress"]["totalPodCliquesCount"] > 0
+    crd = yaml.safe_load((DEPLOY_CRDS / "grove.io_podcliquesets.yaml").read_text())
+    status = version_schema(crd, "v1alpha1")["properties"]["status"]
+    assert set(value_paths(written)) - set(declared_paths(status)) == set()
+
+
+def value_paths(value: object, path: str = "") -> Iterator[str]:
+    """Every field path of a JSON value, spelt as declared_paths spells them."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            child_path = f"{path}.{key}" if path else key
+            yield child_path
+            yield from value_paths(child, child_path)
+    elif isinstance(value, list):
+        for item in value:
+            yield from value_paths(item, f"{path}[]")

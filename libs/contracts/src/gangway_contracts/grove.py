@@ -8,11 +8,12 @@ offline (``gangway plan``) means what the API server would store.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Annotated, Final
 
 import msgspec
 
 from gangway_contracts import labels
+from gangway_contracts.crdtypes import Int32, Int64, Timestamp, crd
 from gangway_contracts.k8s import Condition, NamespacedName, ObjectMeta, Wire, find_condition
 
 GROVE_GROUP: Final = "grove.io"
@@ -26,12 +27,24 @@ PODGANG_API_VERSION: Final = f"{SCHEDULER_GROUP}/{SCHEDULER_VERSION}"
 PODGANG_PLURAL: Final = "podgangs"
 
 ANY_ORDER: Final = "CliqueStartupTypeAnyOrder"  # the clique startup type Gangway supports
+IN_ORDER: Final = "CliqueStartupTypeInOrder"
+EXPLICIT: Final = "CliqueStartupTypeExplicit"
 ROLLING_RECREATE: Final = "RollingRecreate"  # Grove's update strategies
 ON_DELETE: Final = "OnDelete"
+GANG_PHASES: Final = ("Pending", "Starting", "Running", "Failed", "Succeeded")
+SHARING_SCOPES: Final = ("AllReplicas", "PerReplica")
+
+# Kubernetes types a PodCliqueSet embeds, by their name in the API server's OpenAPI.
+POD_SPEC: Final = "io.k8s.api.core.v1.PodSpec"
+METRIC_SPEC: Final = "io.k8s.api.autoscaling.v2.MetricSpec"
+RESOURCE_CLAIM_TEMPLATE_SPEC: Final = "io.k8s.api.resource.v1.ResourceClaimTemplateSpec"
 
 # podSpec is passed through untouched: Gangway copies it into pods but never interprets it,
 # and decoding a full PodSpec for every event would cost time for nothing.
 EMPTY_OBJECT: Final = msgspec.Raw(b"{}")
+
+# A topology level name, as a ClusterTopologyBinding's levels spell them.
+LevelName = Annotated[str, crd(min_length=1, max_length=63, pattern="^[a-z][a-z0-9-]*$")]
 
 
 # --- PodCliqueSet ---------------------------------------------------------------------------
@@ -40,16 +53,24 @@ EMPTY_OBJECT: Final = msgspec.Raw(b"{}")
 class PackLevels(Wire, frozen=True, kw_only=True):
     """Topology levels (names such as ``rack``) a group must, or should, be packed into."""
 
-    required: str | None = None
-    preferred: str | None = None
+    required: LevelName | None = None
+    """The level every pod of the group must share one domain of (all in one rack), or the
+    group is not placed."""
+    preferred: LevelName | None = None
+    """The level the scheduler tries to keep the group within, placing it anyway when it
+    cannot."""
 
 
 class TopologyConstraint(Wire, frozen=True, kw_only=True):
     """PodCliqueSet-side topology constraint: level names, resolved to node-label keys later."""
 
     pack: PackLevels | None = None
-    pack_domain: str | None = None  # deprecated by Grove in favour of pack.required
+    """How tightly the pods are packed, by topology level name."""
+    pack_domain: LevelName | None = None  # deprecated by Grove in favour of pack.required
+    """Deprecated: the level the pods must share; use pack.required."""
     topology_name: str | None = None
+    """The ClusterTopologyBinding whose levels the names refer to. Set on one constraint,
+    the others of the PodCliqueSet inherit it."""
 
     @property
     def required(self) -> str | None:
@@ -60,55 +81,183 @@ class TopologyConstraint(Wire, frozen=True, kw_only=True):
         return self.pack.preferred if self.pack else None
 
 
+class AutoScalingConfig(Wire, frozen=True, kw_only=True):
+    """Horizontal autoscaling of a clique or scaling group, as Grove defines it. Gangway does
+    not run an autoscaler: its admission refuses a PodCliqueSet that sets one."""
+
+    max_replicas: Int32
+    """The most replicas the autoscaler may set."""
+    min_replicas: Int32 | None = None
+    """The fewest replicas the autoscaler may set; the configured replicas when unset."""
+    metrics: Annotated[
+        list[Annotated[msgspec.Raw, crd(kubernetes=METRIC_SPEC)]], crd(list_type="atomic")
+    ] = []
+    """What the autoscaler measures (autoscaling/v2 MetricSpec, as a HorizontalPodAutoscaler
+    takes it)."""
+
+
 class PodCliqueSpec(Wire, frozen=True, kw_only=True):
-    replicas: int
-    role_name: str = ""
-    min_available: int | None = None  # Grove: defaults to replicas
+    """The pods of one clique: how many, what they run, and what a gang needs of them."""
+
+    replicas: Int32
+    """Pods of this clique in each PodCliqueSet replica (in each scaling-group replica when
+    the clique belongs to a scaling group)."""
+    role_name: Annotated[str, crd(required=True)] = ""
+    """The clique's role in the workload (prefill, decode, router…), for people and tools."""
+    min_available: Int32 | None = None  # Grove: defaults to replicas
+    """Pods of this clique a gang cannot run without: the scheduler places at least this
+    many together or none. All of them when unset."""
     starts_after: list[str] = []
-    pod_spec: msgspec.Raw = msgspec.field(default_factory=lambda: EMPTY_OBJECT)
-    auto_scaling_config: dict[str, Any] | None = None  # a Grove feature Gangway refuses
+    """Cliques whose pods must be ready before this clique's start (with cliqueStartupType
+    CliqueStartupTypeExplicit)."""
+    pod_spec: Annotated[msgspec.Raw, crd(kubernetes=POD_SPEC, required=True)] = msgspec.field(
+        default_factory=lambda: EMPTY_OBJECT
+    )
+    """The spec of every pod of the clique: a core/v1 PodSpec, checked against the schema of
+    the Kubernetes version Gangway is built with. `kubectl explain pod.spec` describes its
+    fields."""
+    auto_scaling_config: AutoScalingConfig | None = None
+    """Autoscaling of the clique's replicas (not provided by Gangway: refused)."""
+
+
+class ResourceSharing(Wire, frozen=True, kw_only=True):
+    """A resource claim shared by pods (Grove's resource sharing: refused by Gangway)."""
+
+    name: str
+    """The ResourceClaimTemplate (of resourceClaimTemplates, or in the namespace) shared."""
+    scope: Annotated[str, crd(enum=SHARING_SCOPES)]
+    """Who shares one claim: every replica (AllReplicas) or the pods of each replica
+    (PerReplica)."""
+    namespace: str | None = None
+    """The namespace of the ResourceClaimTemplate, when it is not the PodCliqueSet's."""
+
+
+class GroupSharingFilter(Wire, frozen=True, kw_only=True):
+    """Which members of a scaling group share the claim."""
+
+    child_clique_names: list[str] = []
+    """The cliques of the group that share it; all of them when empty."""
+
+
+class GroupResourceSharing(ResourceSharing, frozen=True, kw_only=True):
+    """A resource claim shared by the pods of a scaling group."""
+
+    filter: GroupSharingFilter | None = None
+    """Which of the group's cliques share the claim; all when unset."""
+
+
+class SetSharingFilter(GroupSharingFilter, frozen=True, kw_only=True):
+    """Which cliques and scaling groups of a PodCliqueSet share the claim."""
+
+    child_scaling_group_names: list[str] = []
+    """The scaling groups that share it; all of them when empty."""
+
+
+class SetResourceSharing(ResourceSharing, frozen=True, kw_only=True):
+    """A resource claim shared across a PodCliqueSet."""
+
+    filter: SetSharingFilter | None = None
+    """Which cliques and scaling groups share the claim; all when unset."""
 
 
 class PodCliqueTemplateSpec(Wire, frozen=True, kw_only=True):
+    """One clique: a named set of identical pods with one role."""
+
     name: str
+    """The clique's name, unique in the PodCliqueSet; pod names are made from it."""
     spec: PodCliqueSpec
+    """The clique's pods."""
     labels: dict[str, str] = {}
+    """Labels added to every pod of the clique."""
     annotations: dict[str, str] = {}
+    """Annotations added to every pod of the clique."""
     topology_constraint: TopologyConstraint | None = None
-    resource_sharing: list[msgspec.Raw] = []  # a Grove feature Gangway refuses
+    """How the clique's pods are packed onto the topology."""
+    resource_sharing: list[ResourceSharing] = []
+    """Resource claims the clique's pods share (not provided by Gangway: refused)."""
 
 
 class PodCliqueScalingGroupConfig(Wire, frozen=True, kw_only=True):
+    """Cliques that scale together: each replica of the group is one more gang of them."""
+
     name: str
+    """The group's name, unique in the PodCliqueSet; its replicas are named from it."""
     clique_names: list[str]
-    replicas: int = 1
-    min_available: int = 1
+    """The cliques (by name) that belong to the group."""
+    replicas: Int32 = 1
+    """Replicas of the group in each PodCliqueSet replica."""
+    min_available: Int32 = 1
+    """Replicas of the group the workload cannot run without: these are scheduled in the
+    PodCliqueSet replica's base gang, the rest each as a gang of its own."""
     annotations: dict[str, str] = {}
+    """Annotations added to every pod of the group."""
     topology_constraint: TopologyConstraint | None = None
-    scale_config: dict[str, Any] | None = None  # Grove features Gangway refuses
-    resource_sharing: list[msgspec.Raw] = []
+    """How each replica of the group is packed onto the topology."""
+    scale_config: AutoScalingConfig | None = None
+    """Autoscaling of the group's replicas (not provided by Gangway: refused)."""
+    resource_sharing: list[GroupResourceSharing] = []
+    """Resource claims the group's pods share (not provided by Gangway: refused)."""
+
+
+class HeadlessServiceConfig(Wire, frozen=True, kw_only=True):
+    """The headless service Grove's operator makes for each PodCliqueSet replica."""
+
+    publish_not_ready_addresses: bool = True
+    """Whether the service lists pods before they are ready."""
+
+
+class ResourceClaimTemplateConfig(Wire, frozen=True, kw_only=True):
+    """A ResourceClaimTemplate defined in the PodCliqueSet, for resourceSharing to name."""
+
+    name: str
+    """The name resourceSharing entries refer to it by."""
+    template_spec: Annotated[msgspec.Raw, crd(kubernetes=RESOURCE_CLAIM_TEMPLATE_SPEC)]
+    """The claim template (resource.k8s.io/v1 ResourceClaimTemplateSpec)."""
 
 
 class PodCliqueSetTemplateSpec(Wire, frozen=True, kw_only=True):
-    cliques: list[PodCliqueTemplateSpec]
+    """What one replica of the PodCliqueSet is made of."""
+
+    cliques: Annotated[list[PodCliqueTemplateSpec], crd(list_map_keys=["name"])]
+    """The cliques of each replica; names are unique."""
     pod_clique_scaling_groups: list[PodCliqueScalingGroupConfig] = []
+    """Cliques that scale together, as extra gangs beyond each replica's base gang."""
     priority_class_name: str | None = None
+    """The PriorityClass of every pod and gang."""
     topology_constraint: TopologyConstraint | None = None
+    """How each replica is packed onto the topology."""
     termination_delay: str | None = None
-    clique_startup_type: str = ANY_ORDER
-    headless_service_config: dict[str, Any] | None = None  # Grove features Gangway does not
-    resource_claim_templates: list[msgspec.Raw] = []  # provide: admission says so
-    resource_sharing: list[msgspec.Raw] = []
+    """How long Grove's operator waits before it restarts a gang that lost pods below its
+    minimum (a duration). Gangway admits it with a warning and does not wait."""
+    clique_startup_type: Annotated[str, crd(enum=[ANY_ORDER, IN_ORDER, EXPLICIT])] = ANY_ORDER
+    """The order cliques start in: any order (CliqueStartupTypeAnyOrder, what Gangway
+    provides), as listed, or by startsAfter (refused by Gangway when more than one clique
+    would wait)."""
+    headless_service_config: HeadlessServiceConfig | None = None
+    """Grove's per-replica headless service (not made by Gangway: admitted with a warning)."""
+    resource_claim_templates: list[ResourceClaimTemplateConfig] = []
+    """Claim templates resourceSharing names (not provided by Gangway: refused)."""
+    resource_sharing: list[SetResourceSharing] = []
+    """Resource claims shared across the PodCliqueSet (not provided by Gangway: refused)."""
 
 
 class UpdateStrategy(Wire, frozen=True, kw_only=True):
-    type: str = ROLLING_RECREATE
+    """How a change to a clique's pod template reaches running pods."""
+
+    type: Annotated[str, crd(enum=[ROLLING_RECREATE, ON_DELETE])] = ROLLING_RECREATE
+    """RollingRecreate: one PodCliqueSet replica at a time, each outdated gang's pods are
+    replaced whole. OnDelete: a pod is made from the new template only once it is deleted."""
 
 
 class PodCliqueSetSpec(Wire, frozen=True, kw_only=True):
+    """The desired workload."""
+
     template: PodCliqueSetTemplateSpec
-    replicas: int = 0
+    """What each replica is made of."""
+    replicas: Int32 = 0
+    """Identical copies of the workload, each scheduled as gangs of its own."""
     update_strategy: UpdateStrategy | None = None  # None: Grove's default, RollingRecreate
+    """How template changes reach running pods; RollingRecreate when unset."""
 
     @property
     def rolls_updates(self) -> bool:
@@ -118,26 +267,95 @@ class PodCliqueSetSpec(Wire, frozen=True, kw_only=True):
 
 
 class PodGangStatusSummary(Wire, frozen=True, kw_only=True):
+    """One gang of the PodCliqueSet."""
+
     name: str
-    phase: str
+    """The PodGang's name."""
+    phase: Annotated[str, crd(enum=GANG_PHASES)]
+    """The PodGang's phase (Pending until it has one)."""
     conditions: list[Condition] = []
+    """The PodGang's conditions."""
+
+
+class LastError(Wire, frozen=True, kw_only=True):
+    """An error Grove's operator met reconciling the PodCliqueSet."""
+
+    code: str
+    """The error's code."""
+    description: str
+    """What went wrong."""
+    observed_at: Timestamp
+    """When it happened."""
+
+
+class ReplicaUpdateProgress(Wire, frozen=True, kw_only=True):
+    """The update of one PodCliqueSet replica."""
+
+    replica_index: Int32
+    """Which replica."""
+    update_started_at: Timestamp | None = None
+    """When its gangs began to be replaced."""
+    update_ended_at: Timestamp | None = None
+    """When every gang of it was current and scheduled again."""
+
+
+class UpdateProgress(Wire, frozen=True, kw_only=True):
+    """How far a template change has reached (Grove's cliques and scaling groups counted)."""
+
+    total_pod_cliques_count: Int32 = 0
+    """Clique instances of the workload (one per clique, scaling-group replica and
+    PodCliqueSet replica)."""
+    updated_pod_cliques_count: Int32 = 0
+    """Clique instances whose every pod is made from the current template."""
+    total_pod_clique_scaling_groups_count: Int32 = 0
+    """Scaling groups of the workload (one per group and PodCliqueSet replica)."""
+    updated_pod_clique_scaling_groups_count: Int32 = 0
+    """Scaling groups whose every pod is made from the current template."""
+    update_started_at: Timestamp | None = None
+    """When the current update began."""
+    update_ended_at: Timestamp | None = None
+    """When the current update finished."""
+    currently_updating: list[ReplicaUpdateProgress] = []
+    """The replicas being replaced now."""
 
 
 class PodCliqueSetStatus(Wire, frozen=True, kw_only=True):
-    observed_generation: int | None = None
-    replicas: int | None = None
-    available_replicas: int = 0
-    updated_replicas: int = 0
+    """What the workload is, as Gangway last observed it."""
+
+    observed_generation: Int64 | None = None
+    """The spec generation this status describes."""
+    replicas: Int32 | None = None
+    """Replicas the workload has (the scale subresource reads it)."""
+    available_replicas: Int32 = 0
+    """Replicas whose base gang is scheduled."""
+    updated_replicas: Int32 = 0
+    """Replicas whose every gang is prepared and made from the current template."""
+    hpa_pod_selector: str | None = None
+    """The label selector of the workload's pods (the scale subresource's selector, for a
+    HorizontalPodAutoscaler)."""
+    update_progress: UpdateProgress | None = None
+    """How far the latest template change has reached."""
+    current_generation_hash: str | None = None
+    """Grove's operator's hash of the spec it last acted on (Gangway does not set it)."""
+    last_errors: list[LastError] = []
+    """Errors Grove's operator met (Gangway reports through conditions instead)."""
     conditions: list[Condition] = []
+    """Conditions of the workload (gangs scheduled, topology resolved, admission…)."""
     pod_gang_statuses: list[PodGangStatusSummary] = []
+    """Every gang of the workload and its phase."""
 
 
 class PodCliqueSet(Wire, frozen=True, kw_only=True):
+    """A multi-role AI workload: replicas of a set of cliques, each replica scheduled as one
+    or more gangs (all of a gang's pods or none)."""
+
     metadata: ObjectMeta
     spec: PodCliqueSetSpec
+    """The desired workload."""
     api_version: str = PODCLIQUESET_API_VERSION
     kind: str = "PodCliqueSet"
     status: PodCliqueSetStatus | None = None
+    """What the workload is (written by Gangway's podgang service)."""
 
     @property
     def topology_name(self) -> str | None:
@@ -210,48 +428,81 @@ class PackConstraint(Wire, frozen=True, kw_only=True):
     """PodGang-side constraint: node-label keys, as the scheduler sees them."""
 
     required: str | None = None
+    """The node label whose value every pod of the group must share, or the group is not
+    placed."""
     preferred: str | None = None
+    """The node label whose value the scheduler tries to keep the group within."""
 
 
 class PodGangTopologyConstraint(Wire, frozen=True, kw_only=True):
+    """How a gang, or part of it, is packed onto nodes."""
+
     pack_constraint: PackConstraint | None = None
+    """The node labels its pods must, or should, share."""
 
 
 class PodGroup(Wire, frozen=True, kw_only=True):
     """One clique of a gang: the pods that belong to it and how many must be placed together."""
 
     name: str
+    """The group's name, unique in the gang."""
     pod_references: list[NamespacedName]
-    min_replicas: int
+    """The pods of the group."""
+    min_replicas: Int32
+    """Pods of the group the gang cannot be placed without."""
     topology_constraint: PodGangTopologyConstraint | None = None
+    """How the group's pods are packed."""
 
 
 class TopologyConstraintGroupConfig(Wire, frozen=True, kw_only=True):
+    """Pod groups of a gang that are packed together (a scaling-group replica)."""
+
     name: str
+    """The set's name."""
     pod_group_names: list[str]
+    """The pod groups it holds."""
     topology_constraint: PodGangTopologyConstraint | None = None
+    """How their pods are packed together."""
 
 
 class PodGangSpec(Wire, frozen=True, kw_only=True):
+    """The pods a scheduler places all together or not at all."""
+
     podgroups: list[PodGroup]
+    """The gang's groups of pods, one per clique instance."""
     topology_constraint: PodGangTopologyConstraint | None = None
+    """How the whole gang is packed."""
     topology_constraint_group_configs: list[TopologyConstraintGroupConfig] = []
+    """Sets of pod groups packed together."""
     priority_class_name: str | None = None
+    """The PriorityClass of the gang."""
     reuse_reservation_ref: NamespacedName | None = None
+    """A gang whose reserved placement this one may take over."""
 
 
 class PodGangStatus(Wire, frozen=True, kw_only=True):
+    """Where the gang is, as the backends last saw it."""
+
     phase: str
+    """Pending, Starting, Running, Failed or Succeeded."""
     conditions: list[Condition] = []
+    """The gang's conditions (Initialized once the scheduler's resources exist, Scheduled…)."""
     placement_score: float | None = None
+    """How well the placement met the preferred topology, when the scheduler says."""
 
 
 class PodGang(Wire, frozen=True, kw_only=True):
+    """A gang of pods, for a scheduler to place all together or not at all. Gangway's podgang
+    service makes one per gang of a PodCliqueSet; each backend translates it into its
+    scheduler's own resource."""
+
     metadata: ObjectMeta
     spec: PodGangSpec
+    """Which pods, and how they are packed."""
     api_version: str = PODGANG_API_VERSION
     kind: str = "PodGang"
     status: PodGangStatus | None = None
+    """Where the gang is (written by Gangway's backends)."""
 
     def current_condition(self, type_: str) -> Condition | None:
         """The condition of that type if it describes the PodGang as it is now (observed at

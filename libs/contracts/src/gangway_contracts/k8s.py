@@ -8,10 +8,13 @@ snake_case; on the wire they are camelCase exactly as Kubernetes spells them.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Annotated, Final
 
 import msgspec
 
+from gangway_contracts.crdtypes import Timestamp, crd
+
+CONDITION_STATUSES: Final = ("True", "False", "Unknown")
 _DNS1123_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -77,17 +80,27 @@ class ObjectMeta(Wire, frozen=True, kw_only=True):
 class Condition(Wire, frozen=True, kw_only=True):
     """metav1.Condition: the shape Grove's status conditions use."""
 
-    type: str
-    status: str
-    reason: str
-    message: str
-    last_transition_time: str
-    observed_generation: int | None = None
+    type: Annotated[str, crd(max_length=316)]
+    """What the condition is about, in CamelCase (one condition per type)."""
+    status: Annotated[str, crd(enum=CONDITION_STATUSES)]
+    """Whether it holds: True, False or Unknown."""
+    reason: Annotated[str, crd(max_length=1024)]
+    """Why, in one CamelCase word a program can match on."""
+    message: Annotated[str, crd(max_length=32768)]
+    """Why, in words for people."""
+    last_transition_time: Timestamp
+    """When the status last changed."""
+    observed_generation: Annotated[int, crd(format="int64", minimum=0)] | None = None
+    """The generation of the object the condition was set from."""
 
 
 class NamespacedName(Wire, frozen=True, kw_only=True):
+    """An object, by namespace and name."""
+
     namespace: str
+    """The object's namespace."""
     name: str
+    """The object's name."""
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"

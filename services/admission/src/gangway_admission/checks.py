@@ -57,7 +57,7 @@ def check_podcliqueset(
         *_counts(pcs),
         *over_limits(pcs, limits or Limits()),
         *_template_metadata(pcs),
-        *_pod_specs(pcs),
+        *_clique_specs(pcs),
         *_generated_names(pcs),
         *_topology_names(pcs),
         *missing_features(pcs),
@@ -217,9 +217,15 @@ def _scaling_groups(pcs: PodCliqueSet) -> Iterator[FieldError]:
                 )
 
 
-def _pod_specs(pcs: PodCliqueSet) -> Iterator[FieldError]:
-    """Each clique's podSpec as the API server would judge the pods made from it."""
+def _clique_specs(pcs: PodCliqueSet) -> Iterator[FieldError]:
+    """Each clique's spec as the API server would judge it (the CRD requires roleName; a
+    manifest checked offline has not met the CRD) and the pods made from its podSpec."""
     for i, clique in enumerate(pcs.spec.template.cliques):
+        if not clique.spec.role_name:
+            yield FieldError(
+                field=field_path(*_CLIQUES, i, "spec", "roleName"),
+                reason="Required value: the clique's role (the PodCliqueSet CRD requires it)",
+            )
         given = clique.spec.pod_spec
         # The view fills a missing podSpec with {}: say it is missing, not that it is empty.
         raw = b"" if given is EMPTY_OBJECT else bytes(given)
