@@ -257,6 +257,11 @@ def decide(
     set_initialized: list[tuple[PodGang, bool]] = []
     lift_gates: list[Pod] = []
     set_placement: list[tuple[PodGang, Placement]] = []
+    rolled = _to_roll(gangs, observed, by_gang) if rolling else []
+    # A gang being replaced, and a scaled gang whose base is, is not lifted in the same
+    # round: the deletes may land and the lift not, or the lift first.
+    deleted = set(rolled)
+    replaced = {g.name for g in gangs if any(pod in deleted for _, _, pod in g.pods)}
 
     for gang in gangs:
         live = observed.podgangs.get(gang.name)
@@ -290,13 +295,14 @@ def decide(
         base = planned.get(gang.base)
         if not gang.is_base and (base is None or not scheduled(base, observed.pods)):
             continue  # extra capacity waits for the gang that can run at all
+        if gang.name in replaced or gang.base in replaced:
+            continue
         lift_gates += [
             observed.pods[pod]
             for _, _, pod in gang.pods
             if observed.pods[pod].is_gated(labels.PODGANG_PENDING_CREATION_GATE)
         ]
-    if rolling:
-        delete_pods += _to_roll(gangs, observed, by_gang)
+    delete_pods += rolled
     return Decision(
         create_podgangs=create_podgangs,
         delete_podgangs=delete_podgangs,
