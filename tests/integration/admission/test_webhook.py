@@ -85,15 +85,19 @@ async def test_the_client_reads_why(
             f"{DENIED}metadata.labels[kai.scheduler/queue]: kai-scheduler needs a queue" in message
         )
 
+        # A missing podSpec: the CRD requires it, before any webhook.
+        no_pods = inference(namespace, "no-pods")
+        cliques(no_pods)[1]["spec"].pop("podSpec")
+        message = await create(api, no_pods, namespace)
+        assert "spec.template.cliques[1].spec.podSpec: Required value" in message
+
         # Pods the API server would refuse: told now, not when podgang makes them.
         unrunnable = inference(namespace, "unrunnable")
         del cliques(unrunnable)[0]["spec"]["podSpec"]["containers"][0]["image"]
-        cliques(unrunnable)[1]["spec"].pop("podSpec")
         message = await create(api, unrunnable, namespace)
-        assert "spec.template.cliques[0].spec.podSpec.containers[0].image: Required value" in (
+        assert f"{DENIED}spec.template.cliques[0].spec.podSpec.containers[0].image: Required" in (
             message
         )
-        assert "spec.template.cliques[1].spec.podSpec: Required value" in message
 
         admitted = inference(namespace, "llama")
         assert await create(api, admitted, namespace) == ""
