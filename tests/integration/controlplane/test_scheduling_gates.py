@@ -46,3 +46,13 @@ async def test_adding_a_gate_later_is_refused(api: ApiClient, namespace: str) ->
         )
     assert caught.value.status == 422
     assert "only deletion is allowed" in str(caught.value.body)
+
+
+async def test_a_gated_pod_with_a_node_name_is_refused(api: ApiClient, namespace: str) -> None:
+    """Why admission refuses a clique podSpec with nodeName: its pods could not be made."""
+    pod = gated_pod("p", [GATE])
+    pod.spec.node_name = "node-1"
+    with pytest.raises(ApiException) as caught:
+        await client.CoreV1Api(api).create_namespaced_pod(namespace, pod)
+    assert caught.value.status == 422
+    assert "spec.nodeName" in str(caught.value.body)

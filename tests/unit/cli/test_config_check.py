@@ -33,9 +33,10 @@ def test_errors_one_per_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err.splitlines() == [
-        'scheduler.profiles[2].name: unknown scheduler "lpx-scheduler": supported are '
-        "coscheduling, default-scheduler, kai-scheduler, koordinator, kube-scheduler, volcano; "
-        "declare a third-party backend with external: true",
+        'scheduler.profiles[2].name: "lpx-scheduler" is Grove\'s LPX scheduler backend, which '
+        "Gangway has no backend for (supported are coscheduling, default-scheduler, "
+        "kai-scheduler, koordinator, kube-scheduler, volcano): Grove's operator can run it, or "
+        "a backend of your own declared with external: true",
         "scheduler.profiles: at most one profile may be default, found kai-scheduler "
         "(profiles[0].default), default-scheduler (profiles[1].default)",
     ]

@@ -345,6 +345,7 @@ def pcs_with(*scheduler_names: str | None) -> PodCliqueSet:
         ((None, None), "kai-scheduler"),
         (("kube-scheduler", "default-scheduler"), "default-scheduler"),
         (("kai-scheduler",), "kai-scheduler"),
+        ((None, "kai-scheduler"), "kai-scheduler"),  # unset: the default, the same one
     ],
 )
 def test_backend_for(names: tuple[str | None, ...], backend: str) -> None:
@@ -363,10 +364,11 @@ def test_backend_for(names: tuple[str | None, ...], backend: str) -> None:
             ],
         ),
         (
-            (None, "kai-scheduler"),
+            (None, "default-scheduler"),
             [
-                "spec.template.cliques[0].spec.podSpec.schedulerName: unset while "
-                'spec.template.cliques[1] names "kai-scheduler": set it on every clique or on none'
+                "spec.template.cliques[0].spec.podSpec.schedulerName: unset (so the default, "
+                '"kai-scheduler") while spec.template.cliques[1] names "default-scheduler": one '
+                "PodCliqueSet, one scheduler"
             ],
         ),
         (

@@ -126,3 +126,13 @@ def test_a_quantity_is_its_number_times_its_suffix(number: int, suffix: str) -> 
 @given(st.text(max_size=12))
 def test_any_text_is_a_quantity_or_refused_never_an_exception(text: str) -> None:
     quantity(text)
+
+
+def test_a_node_name_and_a_bad_environment_variable_name_are_refused() -> None:
+    container = {"name": "c", "image": "i", "env": [{"name": "1_OK"}, {"name": "A=B"}]}
+    assert errors({"nodeName": "node-1", "containers": [container]}) == [
+        f'{AT}.nodeName: Forbidden: "node-1": a gang\'s pods are placed by its scheduler (and '
+        "made behind a scheduling gate, which the API server refuses beside nodeName)",
+        f'{AT}.containers[0].env[1].name: Invalid value: "A=B": an environment variable name '
+        "is printable ASCII characters other than '='",
+    ]

@@ -142,6 +142,9 @@ class VolcanoConfig(NamedSchedulerConfig):
         return value
 
 
+# Profile names Grove's operator configuration takes that Gangway provides no backend for.
+GROVE_ONLY_BACKENDS: Final = {"lpx-scheduler": "Grove's LPX scheduler backend"}
+
 BUILTIN_CONFIG: Final[dict[str, type[BaseModel]]] = {
     DEFAULT_SCHEDULER: KubeSchedulerConfig,
     KAI_SCHEDULER: KaiSchedulerConfig,
@@ -210,8 +213,9 @@ class SchedulerConfig:
     def backend_for(self, pcs: PodCliqueSet) -> str:
         """The backend that owns a PodCliqueSet's gangs, from its cliques' schedulerName.
 
-        All unset → the default profile; otherwise all must agree and name an enabled
-        backend. Raises FieldErrors naming the clique that disagrees or the unknown name.
+        All unset → the default profile; otherwise all must agree (an unset one meaning the
+        default) and name an enabled backend. Raises FieldErrors naming the clique that
+        disagrees or the unknown name.
         """
         names = [
             (i, scheduler_name_of(c.spec.pod_spec)) for i, c in enumerate(pcs.spec.template.cliques)
@@ -230,16 +234,18 @@ class SchedulerConfig:
                         f"(spec.template.cliques[{first_index}]): one PodCliqueSet, one scheduler",
                     )
                 )
-        if len(named) != len(names):
+        backend = self.resolve(first)
+        # An unset clique takes the default backend: fine when the named one is it.
+        if len(named) != len(names) and backend is not None and backend != self.default:
             unset = next(i for i, n in names if not n)
             errors.append(
                 FieldError(
                     field=field_path(*_POD_SPEC(unset), "schedulerName"),
-                    reason=f'unset while spec.template.cliques[{first_index}] names "{first}": '
-                    "set it on every clique or on none",
+                    reason=f'unset (so the default, "{self.default}") while '
+                    f'spec.template.cliques[{first_index}] names "{first}": one PodCliqueSet, '
+                    "one scheduler",
                 )
             )
-        backend = self.resolve(first)
         if backend is None:
             errors.append(
                 FieldError(
@@ -323,8 +329,13 @@ def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
     name = canonical_name(p.name)
     if name not in BUILTIN_CONFIG:
         supported = ", ".join(sorted([*BUILTIN_CONFIG, *ALIASES]))
+        known = GROVE_ONLY_BACKENDS.get(name)
         reason = (
-            f'unknown scheduler "{p.name}": supported are {supported}; '
+            f'"{p.name}" is {known}, which Gangway has no backend for (supported are '
+            f"{supported}): Grove's operator can run it, or a backend of your own declared "
+            "with external: true"
+            if known
+            else f'unknown scheduler "{p.name}": supported are {supported}; '
             "declare a third-party backend with external: true"
         )
         return [FieldError(field=field_path(*at, "name"), reason=reason)]

@@ -8,8 +8,10 @@ workload, a minute after admission, with nothing on the PodCliqueSet. So admissi
 the mistakes people make: a missing podSpec, no container, a container without a name or
 image, names that clash or are not DNS labels, a quantity that does not parse or a request
 above its limit, a port out of range, a mount of a volume that is not there, a restart policy
-that does not exist. The messages follow the API server's ("Required value",
-"Invalid value", "Duplicate value", "Not found", "Unsupported value").
+that does not exist, an environment variable name the API server refuses, a nodeName (never
+allowed beside the scheduling gate every Gangway pod is made with). The messages follow the
+API server's ("Required value", "Invalid value", "Duplicate value", "Not found",
+"Unsupported value", "Forbidden").
 
 Not everything the API server checks is here (it has hundreds of rules); what is not caught
 here is refused when podgang makes the pod, and said on the PodCliqueSet.
@@ -59,12 +61,17 @@ class _Mount(_View, kw_only=True):
     name: str = ""
 
 
+class _Env(_View, kw_only=True):
+    name: str = ""
+
+
 class _Container(_View, kw_only=True):
     name: str = ""
     image: str = ""
     ports: list[_Port] = []
     resources: _Resources = msgspec.field(default_factory=_Resources)
     volume_mounts: list[_Mount] = []
+    env: list[_Env] = []
 
 
 class _Volume(_View, kw_only=True):
@@ -76,6 +83,7 @@ class _PodSpec(_View, kw_only=True):
     init_containers: list[_Container] = []
     volumes: list[_Volume] = []
     restart_policy: str | None = None
+    node_name: str = ""
 
 
 def quantity(value: Quantity) -> Decimal | None:
@@ -126,6 +134,12 @@ def _spec(spec: _PodSpec, where: str) -> Iterator[FieldError]:
             reason=f'Unsupported value: "{spec.restart_policy}": supported values: '
             + ", ".join(f'"{p}"' for p in _RESTART_POLICIES),
         )
+    if spec.node_name:
+        yield FieldError(
+            field=f"{where}.nodeName",
+            reason=f'Forbidden: "{spec.node_name}": a gang\'s pods are placed by its scheduler '
+            "(and made behind a scheduling gate, which the API server refuses beside nodeName)",
+        )
     volumes = {volume.name for volume in spec.volumes}
     seen: set[str] = set()
     for kind, containers in (
@@ -165,6 +179,13 @@ def _container(container: _Container, at: str, volumes: set[str]) -> Iterator[Fi
                 + ", ".join(f'"{p}"' for p in _PROTOCOLS),
             )
     yield from _resources(container.resources, f"{at}.resources")
+    for e, env in enumerate(container.env):
+        if not env.name or "=" in env.name or not (env.name.isascii() and env.name.isprintable()):
+            yield FieldError(
+                field=f"{field_path(at, 'env', e)}.name",
+                reason=f'Invalid value: "{env.name}": an environment variable name is printable '
+                "ASCII characters other than '='",
+            )
     for m, mount in enumerate(container.volume_mounts):
         if mount.name not in volumes:
             yield FieldError(

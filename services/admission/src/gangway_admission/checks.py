@@ -68,7 +68,8 @@ def check_podcliqueset(
 
 
 def check_update(old: PodCliqueSet, new: PodCliqueSet) -> list[FieldError]:
-    """What may not change: the clique names and every clique's scheduler."""
+    """What may not change: the clique names, every clique's scheduler, and the scaling
+    groups' composition (as Grove's webhook holds them)."""
     errors = []
     old_names = [c.name for c in old.spec.template.cliques]
     new_names = [c.name for c in new.spec.template.cliques]
@@ -80,6 +81,7 @@ def check_update(old: PodCliqueSet, new: PodCliqueSet) -> list[FieldError]:
                 f"now [{', '.join(new_names)}]; create a new PodCliqueSet instead",
             )
         )
+    errors += _scaling_groups_kept(old, new)
     before = {c.name: _scheduler(c.spec.pod_spec) for c in old.spec.template.cliques}
     for i, clique in enumerate(new.spec.template.cliques):
         was = before.get(clique.name)
@@ -92,6 +94,39 @@ def check_update(old: PodCliqueSet, new: PodCliqueSet) -> list[FieldError]:
                 )
             )
     return errors
+
+
+def _scaling_groups_kept(old: PodCliqueSet, new: PodCliqueSet) -> Iterator[FieldError]:
+    """A scaling group's name, cliques and minAvailable decide which gangs exist and what
+    their pods are called: changing them would remake the workload. Its replicas may
+    change (that is scaling)."""
+
+    def composition(pcs: PodCliqueSet) -> dict[str, tuple[list[str], int]]:
+        return {
+            g.name: (sorted(g.clique_names), g.min_available)
+            for g in pcs.spec.template.pod_clique_scaling_groups
+        }
+
+    was, now = composition(old), composition(new)
+    if sorted(was) != sorted(now):
+        yield FieldError(
+            field=field_path(*_GROUPS),
+            reason=f"scaling groups cannot be added or removed: were [{', '.join(was)}], now "
+            f"[{', '.join(now)}]; create a new PodCliqueSet instead",
+        )
+        return
+    for i, group in enumerate(new.spec.template.pod_clique_scaling_groups):
+        cliques, min_available = was[group.name]
+        if sorted(group.clique_names) != cliques:
+            yield FieldError(
+                field=field_path(*_GROUPS, i, "cliqueNames"),
+                reason=f"is immutable: was [{', '.join(cliques)}]",
+            )
+        if group.min_available != min_available:
+            yield FieldError(
+                field=field_path(*_GROUPS, i, "minAvailable"),
+                reason=f"is immutable: was {min_available}",
+            )
 
 
 def _shown(scheduler: str | None) -> str:
