@@ -22,7 +22,7 @@ from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import bound, of_gang, running, whole_gang
 from tests.support.backends import live
-from tests.support.kube import server_side_apply
+from tests.support.kube import printed_columns, server_side_apply
 from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
 
@@ -144,6 +144,9 @@ async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(
     assert pcs_live["status"]["availableReplicas"] == 1
     progress = pcs_live["status"]["updateProgress"]  # the printer columns' numbers
     assert progress["updatedPodCliquesCount"] == progress["totalPodCliquesCount"] > 0
+    columns = await printed_columns(api, pcs, namespace)  # what `kubectl get pcs` shows
+    assert columns["PCLQs-Updated"] == columns["PCLQs-Total"] == progress["totalPodCliquesCount"]
+    assert (columns["Replicas"], columns["Available"]) == (1, 1)
 
 
 async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(

@@ -53,6 +53,18 @@ async def server_side_apply(
     return result
 
 
+async def printed_columns(api: ApiClient, doc: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """The object's row as `kubectl get` prints it: printer column name → cell (the API
+    server computes the cells from the CRD's additionalPrinterColumns)."""
+    path = await resource_path(api, doc, namespace)
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    table = await _call(api, path, "GET", header_params={"Accept": accept})
+    (row,) = table["rows"]
+    return {
+        c["name"]: cell for c, cell in zip(table["columnDefinitions"], row["cells"], strict=True)
+    }
+
+
 async def merge_patch(api: ApiClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
     """JSON merge patch (RFC 7386) of any object by REST path; ``/status`` for the status."""
     headers = {"Content-Type": "application/merge-patch+json", "Accept": "application/json"}
