@@ -1,13 +1,14 @@
-"""podgang's memory while a huge PodCliqueSet is refused and while a large one is built.
+"""The services' memory idle, and podgang's while a huge PodCliqueSet is refused and while a
+large one is built.
 
     uv run python -m bench.memory                  # 100 000 gangs refused, 5 000 built
     uv run python -m bench.memory --build 2000
 
 Run from the checkout's root (it uses the chaos suite's system: every service its own
-process, a fresh nats-server, kube-apiserver with the garbage collector, no scheduler). Reports
-podgang's peak RSS (VmHWM) idle, after a PodCliqueSet of ``--refuse`` gangs (over the
-ceiling: refused before planning) has been seen for 20 s, and once every PodGang of one of
-``--build`` gangs of 2 pods exists, plus 10 s.
+process, a fresh nats-server, kube-apiserver with the garbage collector, no scheduler).
+Reports every service's peak RSS (VmHWM) idle, then podgang's after a PodCliqueSet of
+``--refuse`` gangs (over the ceiling: refused before planning) has been seen for 20 s, and
+once every PodGang of one of ``--build`` gangs of 2 pods exists, plus 10 s.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ async def bench(refuse: int, build: int) -> None:
     ):
         system = start_system(cp, Path(work))
         try:
+            await asyncio.sleep(SETTLE_SECONDS)  # connected, streams and durables in place
+            for service, service_pid in sorted(system.services.pids().items()):
+                print(f"{service} idle: {peak_rss(service_pid)}")
             pid = system.services.pids()["podgang"]
-            print(f"podgang idle: {peak_rss(pid)}")
             async with admin_client(cp.kubeconfig) as api, fresh_namespace(api) as namespace:
                 await server_side_apply(api, chaos_workload(namespace, "huge", refuse), namespace)
                 await asyncio.sleep(20)

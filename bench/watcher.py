@@ -34,8 +34,9 @@ from gangway_contracts.subjects import Subjects
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.processes import free_port
-from gangway_runtime.kube import ApiResource, Kube, api_client
+from gangway_runtime.kube import ApiResource
 from gangway_runtime.objects import last_per_subject
+from tests.support.kube import admin_client, kube_of
 
 CORE_PODS = ApiResource("", "v1", "pods")
 NAMESPACE = "bench"
@@ -103,8 +104,8 @@ def mean_publish_ms(port: int) -> float:
 async def bench(pods: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="gangway-bench-"))
     with ControlPlane.start(controller_manager=False) as cp, NatsServer.start() as server:
-        async with await api_client(cp.kubeconfig) as api:
-            kube = Kube(api)
+        async with admin_client(cp.kubeconfig) as api:
+            kube = kube_of(api)
             await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NAMESPACE}})
             started = time.perf_counter()
             await in_parallel(

@@ -33,9 +33,9 @@ from gangway_contracts.subjects import Kind, Subjects
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsCluster, NatsServer
 from gangway_runtime import journal
-from gangway_runtime.kube import ApiResource, Kube
+from gangway_runtime.kube import ApiResource
 from gangway_runtime.status import PODCLIQUESETS
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.podgang import condition, gated, objects, podgangs, pods, workload
 
 BACKEND: Final = "backend-default-scheduler"
@@ -353,7 +353,7 @@ async def journal_complete(system: System, namespace: str, gangs: int) -> list[s
 
 async def deleted(system: System, api: ApiClient, namespace: str) -> State:
     """Delete the workload; what is left once the garbage collector is done (or gave up)."""
-    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, NAME))
+    await kube_of(api).request("DELETE", PODCLIQUESETS.path(namespace, NAME))
     probe = partial(state, api, system.cp, namespace)
     return await until(probe, State.empty, CONVERGED_WITHIN)
 

@@ -11,11 +11,10 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
-from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes
 from tests.e2e.test_placement import PLACED_WITHIN, gang_where, scheduled
 from tests.e2e.workloads import bound, whole_gang
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.podgang import condition, gated, podgangs, pods, workload
 from tests.support.store import eventually
 
@@ -39,7 +38,7 @@ async def test_pods_are_ungated_without_a_workload(
     for pod in found.values():
         assert "schedulingGroup" not in pod["spec"]
     version = e2e_cluster.workload_api_version  # served, yet not used with gang scheduling off
-    listed = await Kube(api).request(
+    listed = await kube_of(api).request(
         "GET", f"/apis/scheduling.k8s.io/{version}/namespaces/{namespace}/workloads"
     )
     assert msgspec.json.decode(listed)["items"] == []

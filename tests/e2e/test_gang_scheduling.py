@@ -11,12 +11,11 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_backend_kai.translate import POD_GROUP_ANNOTATION, QUEUE_LABEL
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
-from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kai import ensure_queue
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
@@ -114,7 +113,7 @@ async def test_deleting_the_podcliqueset_deletes_gangs_workloads_and_pods(
 ) -> None:
     await server_side_apply(api, workload(namespace, "trainer"), namespace)
     await eventually(partial(pods, api, namespace), all_ungated(4))
-    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, "trainer"))
+    await kube_of(api).request("DELETE", PODCLIQUESETS.path(namespace, "trainer"))
     await eventually(partial(podgangs, api, namespace), lambda g: not g, GC_WITHIN)
     await eventually(partial(pods, api, namespace), lambda f: not f, GC_WITHIN)
     gone = partial(live, api, workload_object(e2e_cluster, "trainer-0"), namespace)
@@ -140,4 +139,4 @@ async def test_the_client_reads_why_admission_refused(api: ApiClient, namespace:
     too_many["spec"]["template"]["cliques"][0]["spec"]["minAvailable"] = 99
     message = await create(api, too_many, namespace)
     assert message.startswith(f"HTTP 422 Invalid: {DENIED}spec.template.cliques[0].spec"), message
-    assert await Kube(api).read(PODCLIQUESETS, namespace, "volcano") is None  # none stored
+    assert await kube_of(api).read(PODCLIQUESETS, namespace, "volcano") is None  # none stored

@@ -23,7 +23,6 @@ from gangway_localcluster.nodes import (
     TOPOLOGY_LABELS,
     ZONE_LABEL,
 )
-from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
@@ -38,7 +37,7 @@ from tests.e2e.workloads import (
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kai import ensure_queue
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import condition, podgangs, pods
 from tests.support.store import eventually
@@ -109,7 +108,7 @@ async def test_each_subgroup_gets_its_own_minimum(
         partial(pods, api, namespace), lambda f: bound(f.values()) == 3, PLACED_WITHIN
     )
     assert bound_by_clique(found) == {"split-0-leader": 1, "split-0-worker": 2}
-    group = await Kube(api).read(PODGROUPS, namespace, "split-0")
+    group = await kube_of(api).read(PODGROUPS, namespace, "split-0")
     assert group is not None
     minimums = {s["name"]: s["minMember"] for s in group["spec"]["subGroups"]}
     assert minimums == {"split-0-leader": 1, "split-0-worker": 2}
@@ -130,7 +129,7 @@ async def test_a_queue_with_room_for_one_gang_keeps_the_second_waiting_whole(
     await eventually(partial(pods, api, namespace), ungated(4))
     await stays_unbound(api, namespace, "second-")
 
-    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, "first"))
+    await kube_of(api).request("DELETE", PODCLIQUESETS.path(namespace, "first"))
     found = await eventually(
         partial(pods, api, namespace),
         lambda f: set(f) == {"second-0-w-0", "second-0-w-1"} and running(f.values()) == 2,
@@ -162,7 +161,7 @@ async def topology(api: ApiClient) -> None:
 
 
 async def kai_topology_levels(api: ApiClient) -> list[str]:
-    made = await Kube(api).read(TOPOLOGIES, "", TOPOLOGY)
+    made = await kube_of(api).read(TOPOLOGIES, "", TOPOLOGY)
     assert made is not None
     assert made["metadata"]["ownerReferences"][0]["kind"] == "ClusterTopologyBinding"
     return [level["nodeLabel"] for level in made["spec"]["levels"]]
@@ -174,7 +173,7 @@ def packed(pcs: dict[str, Any], **pack: str) -> dict[str, Any]:
 
 
 async def racks_of(api: ApiClient, found: dict[str, dict[str, Any]]) -> set[str]:
-    kube = Kube(api)
+    kube = kube_of(api)
     racks = set()
     for pod in found.values():
         node = await kube.request("GET", f"/api/v1/nodes/{pod['spec']['nodeName']}")

@@ -18,11 +18,10 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
-from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import bound, of_gang, running, whole_gang
 from tests.support.backends import live
-from tests.support.kube import printed_columns, server_side_apply
+from tests.support.kube import kube_of, printed_columns, server_side_apply
 from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
 
@@ -169,7 +168,7 @@ async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(
     found = await pods(api, namespace)
     assert bound(of_gang(found, "fpga-0")) == 0
     # The scheduler said so on the pods too, where `kubectl describe pod` shows it.
-    listed = await Kube(api).request(
+    listed = await kube_of(api).request(
         "GET",
         f"/api/v1/namespaces/{namespace}/events",
         [("fieldSelector", "reason=FailedScheduling")],

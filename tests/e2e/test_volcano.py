@@ -15,7 +15,6 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_backend_volcano.translate import PODGROUPS, QUEUE_KEY, QUEUES, TASK_SPEC
 from gangway_contracts import labels
 from gangway_localcluster.volcano import DEFAULT_QUEUE, SCHEDULER_NAME
-from gangway_runtime.kube import Kube
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
     bound_by_clique,
@@ -30,7 +29,7 @@ from tests.e2e.workloads import (
     whole_gang,
 )
 from tests.support.backends import live
-from tests.support.kube import merge_patch, server_side_apply
+from tests.support.kube import kube_of, merge_patch, server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import pods
 from tests.support.store import eventually
@@ -101,9 +100,9 @@ async def small_queue(api: ApiClient, namespace: str) -> AsyncIterator[str]:
         "metadata": {"name": namespace},
         "spec": {"weight": 1, "capability": {"nvidia.com/gpu": "16"}},
     }
-    await Kube(api).request("POST", QUEUES.path(), body=queue)
+    await kube_of(api).request("POST", QUEUES.path(), body=queue)
     yield namespace
-    await Kube(api).request("DELETE", QUEUES.path("", namespace))
+    await kube_of(api).request("DELETE", QUEUES.path("", namespace))
 
 
 async def test_a_queue_at_its_capability_holds_the_second_gang_back_whole(

@@ -11,11 +11,11 @@ from typing import Any
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
-from gangway_runtime.kube import ApiResource, Kube
+from gangway_runtime.kube import ApiResource
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes
 from tests.support.backends import live
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import gated, pods, workload
 from tests.support.store import eventually
@@ -147,7 +147,7 @@ async def scaled_up_down_and_deleted(
     )
     assert await live(api, made_for("trainer-0"), namespace)
 
-    await Kube(api).request("DELETE", PODCLIQUESETS.path(namespace, pcs["metadata"]["name"]))
+    await kube_of(api).request("DELETE", PODCLIQUESETS.path(namespace, pcs["metadata"]["name"]))
     await eventually(partial(pods, api, namespace), lambda f: not f, GC_WITHIN)
     await eventually(
         partial(live, api, made_for("trainer-0"), namespace), lambda g: not g, GC_WITHIN

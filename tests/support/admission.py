@@ -20,9 +20,10 @@ from gangway_cli.up import registration_by_url
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.certs import write_serving_certificate
-from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.kube import KubeError
 from gangway_runtime.status import PODCLIQUESETS
 from gangway_runtime.streams import ensure_streams
+from tests.support.kube import kube_of
 from tests.support.manifests import fixture
 from tests.support.store import eventually
 
@@ -54,7 +55,7 @@ async def running_admission(
     js = nc.jetstream()
     await ensure_streams(js, subjects, admission_settings.streams)
     async with listening(
-        nc, js, Kube(api), admission_settings, parse_scheduler_config(config)
+        nc, js, kube_of(api), admission_settings, parse_scheduler_config(config)
     ) as port:
         yield Admission(f"https://127.0.0.1:{port}{PATH}", files.ca.read_bytes())
 
@@ -69,7 +70,7 @@ async def create(api: ApiClient, doc: dict[str, Any], namespace: str, dry_run: b
     """Create; the API server's error message if refused, else ""."""
     query = [("dryRun", "All")] if dry_run else []
     try:
-        await Kube(api).request("POST", PODCLIQUESETS.path(namespace), query, body=doc)
+        await kube_of(api).request("POST", PODCLIQUESETS.path(namespace), query, body=doc)
     except KubeError as exc:
         return str(exc)
     return ""
@@ -78,7 +79,7 @@ async def create(api: ApiClient, doc: dict[str, Any], namespace: str, dry_run: b
 async def patch(api: ApiClient, path: str, body: dict[str, Any]) -> str:
     """JSON merge patch; the API server's error message if refused, else ""."""
     try:
-        await Kube(api).request(
+        await kube_of(api).request(
             "PATCH", path, body=body, content_type="application/merge-patch+json"
         )
     except KubeError as exc:
@@ -90,7 +91,7 @@ async def patch(api: ApiClient, path: str, body: dict[str, Any]) -> str:
 async def registered(api: ApiClient, admission: Admission, namespace: str) -> AsyncIterator[None]:
     """The webhook registered for ``namespace``, and in effect (the API server picks a new
     registration up a moment later)."""
-    kube = Kube(api)
+    kube = kube_of(api)
     name = f"gangway-test-{namespace}"
     await kube.request(
         "POST",

@@ -23,9 +23,9 @@ from gangway_contracts.resources import mirrored_resources
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
 from gangway_contracts.subjects import BackendOperation, Kind, Subjects
 from gangway_runtime import tasks
-from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.kube import KubeError
 from tests.integration.watcher.conftest import only_this_test
-from tests.support.kube import resource_path, server_side_apply
+from tests.support.kube import kube_of, resource_path, server_side_apply
 from tests.support.store import running_watcher, until_ready
 
 B = TypeVar("B", bound=Backend)
@@ -53,7 +53,9 @@ async def running_backend(
     js = nc.jetstream()
     async with running_watcher(api, (watcher_nc or nc).jetstream(), subjects, resources):
         ready = asyncio.Event()
-        task = asyncio.create_task(serve(backend, nc, js, Kube(api), backend_settings, ready=ready))
+        task = asyncio.create_task(
+            serve(backend, nc, js, kube_of(api), backend_settings, ready=ready)
+        )
         try:
             await until_ready(task, ready, f"backend {backend.name}")
             yield backend
@@ -64,7 +66,7 @@ async def running_backend(
 async def live(api: ApiClient, doc: dict[str, Any], namespace: str) -> dict[str, Any]:
     """The object a manifest names as the API server has it now; {} when absent."""
     try:
-        body = await Kube(api).request("GET", await resource_path(api, doc, namespace))
+        body = await kube_of(api).request("GET", await resource_path(api, doc, namespace))
     except KubeError as exc:
         if exc.status == 404:
             return {}

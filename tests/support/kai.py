@@ -6,7 +6,8 @@ from __future__ import annotations
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_localcluster.kai import QUEUES_PATH, queues
-from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.kube import KubeError
+from tests.support.kube import kube_of
 
 DEPARTMENT = "gangway-tests"
 
@@ -16,7 +17,7 @@ async def ensure_queue(api: ApiClient, name: str, gpu_limit: float = -1) -> str:
     gangs may hold (its quota too). Returns ``name``."""
     for manifest in queues(name, DEPARTMENT, gpu_limit):
         try:
-            await Kube(api).request("POST", QUEUES_PATH, body=manifest)
+            await kube_of(api).request("POST", QUEUES_PATH, body=manifest)
         except KubeError as exc:
             if exc.status != 409:
                 raise

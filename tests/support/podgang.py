@@ -21,9 +21,9 @@ from gangway_contracts.subjects import Subjects
 from gangway_podgang.service import serve
 from gangway_podgang.settings import PodgangSettings
 from gangway_runtime import tasks
-from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import TEST_LABEL, labelled, only_this_test
 from tests.support.backends import live
+from tests.support.kube import kube_of
 from tests.support.manifests import fixture
 from tests.support.store import eventually, running_watcher, until_ready
 
@@ -75,7 +75,7 @@ class Podgang:
             serve(
                 self.nc,
                 self.nc.jetstream(),
-                Kube(self.api),
+                kube_of(self.api),
                 settings,
                 parse_scheduler_config(self.config),
                 ready=ready,
@@ -127,7 +127,7 @@ async def running_podgang(
 
 # What the flow made, read back: by name.
 async def objects(api: ApiClient, namespace: str, path: str) -> dict[str, dict[str, Any]]:
-    body = await Kube(api).request("GET", path.format(ns=namespace))
+    body = await kube_of(api).request("GET", path.format(ns=namespace))
     items: list[dict[str, Any]] = msgspec.json.decode(body)["items"]
     return {item["metadata"]["name"]: item for item in items}
 

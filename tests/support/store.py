@@ -18,11 +18,11 @@ from gangway_contracts.resources import MirroredResource
 from gangway_contracts.subjects import ERROR_HEADER, SOURCE_SUBJECT_HEADER, Subjects
 from gangway_runtime import journal as gangway_journal
 from gangway_runtime import tasks
-from gangway_runtime.kube import Kube
 from gangway_runtime.objects import last_per_subject
 from gangway_runtime.streams import ensure_streams
 from gangway_watcher.settings import WatcherSettings
 from gangway_watcher.watcher import Watcher
+from tests.support.kube import kube_of
 
 T = TypeVar("T")
 
@@ -96,7 +96,7 @@ async def running_watcher(
     """A watcher in this event loop, synced before the test goes on, cancelled after."""
     watcher_settings = WatcherSettings(subject_prefix=subjects.prefix, **settings)
     await ensure_streams(js, subjects, watcher_settings.streams)
-    watcher = Watcher(Kube(api), js, subjects, resources, watcher_settings)
+    watcher = Watcher(kube_of(api), js, subjects, resources, watcher_settings)
     task = asyncio.create_task(watcher.run())
 
     async def synced() -> bool:

@@ -53,8 +53,8 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
     """Install the Gangway CRDs the cluster does not serve yet (never replacing one that is
     there: Grove may own it) and say what the cluster serves; refuse a cluster where a
     Gangway admission webhook that ``up`` did not register exists."""
-    kube = Kube(await api_client(kubeconfig))
-    async with kube.api:
+    session = await api_client(kubeconfig)
+    async with Kube(session) as kube:
         version = msgspec.json.decode(await kube.request("GET", "/version"))["gitVersion"]
         existing = await kube.read(WEBHOOK_CONFIGURATIONS, "", WEBHOOK_NAME)
         if existing is not None and _annotations(existing).get(REGISTERED_BY) != UP:
@@ -67,7 +67,7 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
             name for doc in _crds(gangway_crds) if (name := await _install_missing(kube, doc))
         ]
         return Found(
-            server=str(kube.api.configuration.host),
+            server=session.credentials.server,
             version=version,
             installed=installed,
             kai=await kube.serves(KAI_PODGROUPS),
@@ -83,14 +83,14 @@ async def register(kubeconfig: Path, registration: dict[str, Any]) -> None:
     name = registration["metadata"]["name"]
     registration["metadata"].setdefault("annotations", {})[REGISTERED_BY] = UP
     kube = Kube(await api_client(kubeconfig))
-    async with kube.api:
+    async with kube:
         await _delete_ours(kube, name)
         await kube.request("POST", WEBHOOK_CONFIGURATIONS.path(), body=registration)
 
 
 async def deregister(kubeconfig: Path) -> None:
     kube = Kube(await api_client(kubeconfig))
-    async with kube.api:
+    async with kube:
         await _delete_ours(kube, WEBHOOK_NAME)
 
 

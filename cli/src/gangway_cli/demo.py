@@ -230,7 +230,7 @@ async def _ready_nodes(kube: Kube) -> int:
 
 async def _demo(args: argparse.Namespace, out: TextIO) -> bool:
     kube = Kube(await api_client(args.kubeconfig))
-    async with kube.api:
+    async with kube:
         progress = await _prepare(kube, args.namespace, out)
         screen = Screen(out)
         deadline = time.monotonic() + args.timeout

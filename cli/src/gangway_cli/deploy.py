@@ -343,7 +343,7 @@ def _run_nats_passwords(args: argparse.Namespace) -> int:
 
     async def run() -> list[str]:
         kube = await _with_kube(args.kubeconfig)
-        async with kube.api:
+        async with kube:
             return await ensure_nats_passwords(kube, args.namespace, users, args.secret)
 
     added = asyncio.run(run())
@@ -377,7 +377,7 @@ def _run_webhook_cert(args: argparse.Namespace) -> int:
 
     async def run() -> str:
         kube = await _with_kube(args.kubeconfig)
-        async with kube.api:
+        async with kube:
             return await ensure_webhook_certificate(kube, target)
 
     outcome = asyncio.run(run())

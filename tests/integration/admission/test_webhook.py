@@ -16,12 +16,13 @@ from nats.aio.client import Client as NatsClient
 from gangway_backend_kai.backend import KaiBackend
 from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_contracts.subjects import BackendOperation, Subjects
-from gangway_runtime.kube import ApiResource, Kube
+from gangway_runtime.kube import ApiResource
 from gangway_runtime.status import PODCLIQUESETS
 from tests.integration.backends.test_kai import queue  # noqa: F401 - a fixture
 from tests.integration.watcher.conftest import labelled
 from tests.support.admission import create, patch, registered, running_admission
 from tests.support.backends import running_backend
+from tests.support.kube import kube_of
 from tests.support.manifests import fixture, on_scheduler
 from tests.support.store import eventually, journal
 
@@ -126,7 +127,7 @@ async def test_topology_order_is_the_clusters(
 ) -> None:
     """A binding that lists rack above zone makes zone the narrower level: the order is read
     from the cluster, not assumed."""
-    kube = Kube(api)
+    kube = kube_of(api)
     name = f"upside-down-{namespace}"
     binding = {
         "apiVersion": BINDINGS.api_version,

@@ -29,10 +29,9 @@ from gangway_contracts.subjects import (
     Subjects,
 )
 from gangway_runtime import tasks
-from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import podcliqueset, podgang
 from tests.support.backends import backend_synced, live, running_backend
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.store import dead_letters, eventually, until_ready
 from tests.support.stub_backend import NAME, StubBackend
 
@@ -194,7 +193,7 @@ async def test_a_replica_holds_no_message_it_cannot_start(
     async with running_backend(api, nc, subjects, namespace, first, CONFIG, workers=1):
         watching = asyncio.create_task(watch_outstanding())
         ready = asyncio.Event()
-        other = asyncio.create_task(serve(second, nc, js, Kube(api), settings, ready=ready))
+        other = asyncio.create_task(serve(second, nc, js, kube_of(api), settings, ready=ready))
         try:
             await until_ready(other, ready, "second replica")
             for name in names:

@@ -13,11 +13,10 @@ from gangway_backend_coscheduling.backend import CoschedulingBackend
 from gangway_backend_coscheduling.translate import POD_GROUP_LABEL, PODGROUPS
 from gangway_contracts.config import COSCHEDULING, CoschedulingConfig
 from gangway_contracts.subjects import Subjects
-from gangway_runtime.kube import Kube
 from tests.integration.backends.test_kube import pod
 from tests.integration.watcher.conftest import podgang
 from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
-from tests.support.kube import resource_path, server_side_apply
+from tests.support.kube import kube_of, resource_path, server_side_apply
 from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": COSCHEDULING, "config": {"scheduleTimeoutSeconds": 20}}]}
@@ -52,7 +51,7 @@ async def test_a_podgang_becomes_one_coscheduling_podgroup(
         assert "spare pods of llama-disagg-0-prefill-0-pworker" in said, said
 
         # Someone deletes it: made again.
-        await Kube(api).request(
+        await kube_of(api).request(
             "DELETE", await resource_path(api, podgroup("llama-disagg-0"), namespace)
         )
         await eventually(

@@ -21,11 +21,10 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
-from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import labelled
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.kai import ensure_queue
-from tests.support.kube import merge_patch, resource_path, server_side_apply
+from tests.support.kube import kube_of, merge_patch, resource_path, server_side_apply
 from tests.support.manifests import fixture
 from tests.support.store import eventually
 
@@ -116,7 +115,7 @@ async def test_a_podgang_becomes_a_kai_podgroup_and_stays_in_shape(
         assert repaired["spec"]["markUnschedulable"] is True
 
         # Someone deletes it: created again.
-        await Kube(api).request("DELETE", path)
+        await kube_of(api).request("DELETE", path)
         recreated = await eventually(
             lambda: live(api, podgroup_of(gang), namespace),
             lambda g: bool(g) and g["metadata"]["uid"] != meta["uid"],
@@ -135,7 +134,7 @@ async def test_a_podgang_becomes_a_kai_podgroup_and_stays_in_shape(
         assert updated["metadata"]["labels"]["kai.scheduler/node-pool"] == "a"
 
         # The PodGang goes: so does its PodGroup.
-        await Kube(api).request("DELETE", await resource_path(api, gang, namespace))
+        await kube_of(api).request("DELETE", await resource_path(api, gang, namespace))
         await eventually(lambda: live(api, podgroup_of(gang), namespace), lambda g: not g)
 
 
@@ -148,7 +147,7 @@ async def test_explicit_cleanup_deletes_only_what_the_deleted_podgang_owned(
         await server_side_apply(api, pcs, namespace)
         applied = await server_side_apply(api, gang, namespace)
         await eventually(lambda: live(api, podgroup_of(gang), namespace), bool)
-    ctx = BackendContext("kai-scheduler", Kube(api), nc.jetstream(), subjects, "test")
+    ctx = BackendContext("kai-scheduler", kube_of(api), nc.jetstream(), subjects, "test")
 
     def last(uid: str) -> ObjectRecord:
         return ObjectRecord(
@@ -202,7 +201,7 @@ def without_owner(topology: dict[str, Any]) -> dict[str, Any]:
 async def test_a_kai_topology_gangway_did_not_make_is_left_alone(api: ApiClient) -> None:
     """KAI Topologies are cluster-wide and may be the cluster's own: only one Gangway made
     (managed-by label) is replaced when the binding's levels change."""
-    kube, name = Kube(api), f"t-{secrets.token_hex(4)}"
+    kube, name = kube_of(api), f"t-{secrets.token_hex(4)}"
     binding = from_object(
         {
             "metadata": {"name": name, "uid": "u-1"},

@@ -15,11 +15,10 @@ from gangway_backend_koordinator.backend import KoordinatorBackend
 from gangway_backend_koordinator.translate import GROUPS, MODE, POD_GROUP_LABEL, PODGROUPS
 from gangway_contracts.config import KOORDINATOR, KoordinatorConfig
 from gangway_contracts.subjects import Subjects
-from gangway_runtime.kube import Kube
 from tests.integration.backends.test_kube import pod
 from tests.integration.watcher.conftest import podgang
 from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
-from tests.support.kube import resource_path, server_side_apply
+from tests.support.kube import kube_of, resource_path, server_side_apply
 from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": KOORDINATOR, "config": {"mode": "NonStrict"}}]}
@@ -56,7 +55,7 @@ async def test_a_podgang_becomes_a_gang_group(
         assert f"GangGroup of {len(names)} gangs, NonStrict" in backend_synced(synced)["message"]
 
         # Someone deletes one gang: made again.
-        await Kube(api).request("DELETE", await resource_path(api, podgroup(WORKER), namespace))
+        await kube_of(api).request("DELETE", await resource_path(api, podgroup(WORKER), namespace))
         await eventually(
             lambda: live(api, podgroup(WORKER), namespace),
             lambda g: bool(g) and g["metadata"]["uid"] != made[WORKER]["metadata"]["uid"],

@@ -12,11 +12,10 @@ from gangway_backend_kube.backend import KubeBackend
 from gangway_backend_kube.translate import WITH_PODGROUPS, WORKLOAD_VERSIONS
 from gangway_contracts import labels
 from gangway_contracts.subjects import Subjects
-from gangway_runtime.kube import Kube
 from tests.integration.watcher.conftest import podgang
 from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
 from tests.support.environment import Cluster
-from tests.support.kube import resource_path, server_side_apply
+from tests.support.kube import kube_of, resource_path, server_side_apply
 from tests.support.store import eventually
 
 GANG = {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]}
@@ -86,7 +85,7 @@ async def test_a_podgang_becomes_workload_api_objects(
         assert f"Workload API {version}" in backend_synced(synced)["message"]
 
         # Someone deletes it: created again.
-        await Kube(api).request("DELETE", await resource_path(api, worker, namespace))
+        await kube_of(api).request("DELETE", await resource_path(api, worker, namespace))
         await eventually(
             lambda: live(api, worker, namespace),
             lambda g: bool(g) and g["metadata"]["uid"] != group["metadata"]["uid"],

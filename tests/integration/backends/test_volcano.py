@@ -31,11 +31,11 @@ from gangway_contracts.rpc import (
     ValidateRequest,
 )
 from gangway_contracts.subjects import BackendOperation, Subjects
-from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.kube import KubeError
 from tests.integration.backends.test_kai import manifests
 from tests.integration.backends.test_kube import pod
 from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
-from tests.support.kube import merge_patch, resource_path, server_side_apply
+from tests.support.kube import kube_of, merge_patch, resource_path, server_side_apply
 from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": VOLCANO, "default": True}]}
@@ -49,7 +49,7 @@ async def ensure_queue(api: ApiClient, name: str, state: str | None = None) -> s
     queue controller would (none runs here)."""
     manifest = {"apiVersion": QUEUES.api_version, "kind": "Queue", "metadata": {"name": name}}
     try:
-        await Kube(api).request("POST", QUEUES.path(), body={**manifest, "spec": {"weight": 1}})
+        await kube_of(api).request("POST", QUEUES.path(), body={**manifest, "spec": {"weight": 1}})
     except KubeError as exc:
         if exc.status != 409:
             raise
@@ -125,7 +125,7 @@ async def test_a_podgang_becomes_a_podgroup_in_its_queue(
         await eventually(partial(live, api, podgroup_of(gang), namespace), in_shape)
 
         # Someone deletes it: made again.
-        await Kube(api).request("DELETE", path)
+        await kube_of(api).request("DELETE", path)
         await eventually(
             partial(live, api, podgroup_of(gang), namespace),
             lambda g: in_shape(g) and g["metadata"]["uid"] != group["metadata"]["uid"],
@@ -150,7 +150,7 @@ async def test_a_podgang_becomes_a_podgroup_in_its_queue(
         assert (notes[GROUP_NAME], notes[TASK_SPEC]) == (gang["metadata"]["name"], WORKER)
 
         # The PodGang goes: so does its PodGroup.
-        await Kube(api).request("DELETE", await resource_path(api, gang, namespace))
+        await kube_of(api).request("DELETE", await resource_path(api, gang, namespace))
         await eventually(partial(live, api, podgroup_of(gang), namespace), lambda g: not g)
 
 

@@ -16,11 +16,10 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from gangway_contracts.resources import WORKLOADS
 from gangway_contracts.subjects import Kind, Subjects
-from gangway_runtime.kube import api_client
 from gangway_runtime.tracing import trace_id_hex, workload_context
 from tests.integration.watcher.conftest import labelled, podgang
 from tests.support.backends import live
-from tests.support.kube import server_side_apply
+from tests.support.kube import admin_client, server_side_apply
 from tests.support.manifests import fixture, on_scheduler
 from tests.support.otlp import Receiver, otlp_receiver
 from tests.support.podgang import gated, pods, workload
@@ -112,7 +111,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
         await eventually(up, bool, within=300)
         assert proc.returncode is None
         env = dict(line.split("=", 1) for line in ready.read_text().splitlines())
-        async with await api_client(Path(env["KUBECONFIG"])) as api:
+        async with admin_client(Path(env["KUBECONFIG"])) as api:
             ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}
             await server_side_apply(api, ns, "")
             # The whole flow on the default scheduler with gang scheduling: PodGang, its

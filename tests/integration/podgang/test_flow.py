@@ -16,9 +16,8 @@ from prometheus_client import REGISTRY
 
 from gangway_contracts import labels
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
-from gangway_runtime.kube import Kube
 from tests.support.backends import running_backend
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.podgang import (
     Podgang,
     condition,
@@ -205,7 +204,7 @@ async def test_deleting_the_podcliqueset_deletes_its_gangs_and_pods(
     api: ApiClient, namespace: str, gangway: Podgang
 ) -> None:
     await trainer_running(api, namespace)
-    await Kube(api).request(
+    await kube_of(api).request(
         "DELETE", f"/apis/grove.io/v1alpha1/namespaces/{namespace}/podcliquesets/trainer"
     )
     await eventually(partial(podgangs, api, namespace), lambda g: not g)

@@ -20,14 +20,13 @@ from gangway_contracts.resources import PODCLIQUESETS, PODGANGS
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_podgang.readmodel import ReadModel
 from gangway_runtime import tasks
-from gangway_runtime.kube import Kube
 from gangway_runtime.settings import StreamSettings
 from gangway_runtime.status import PODCLIQUESETS as PODCLIQUESETS_API
 from gangway_runtime.streams import ensure_streams
 from tests.integration.podgang.test_flow import CONFIG
 from tests.integration.watcher.conftest import only_this_test
 from tests.support.backends import backend_synced, live, running_backend
-from tests.support.kube import merge_patch, server_side_apply
+from tests.support.kube import kube_of, merge_patch, server_side_apply
 from tests.support.podgang import (
     condition,
     gated,
@@ -280,7 +279,7 @@ async def test_a_huge_podcliqueset_deleted_mid_creation_is_written_no_further(
         await eventually(
             lambda: asyncio.sleep(0, service.writes.count("podgang:create")), lambda n: n >= 50
         )
-        await Kube(api).request("DELETE", PODCLIQUESETS_API.path(namespace, "trainer"))
+        await kube_of(api).request("DELETE", PODCLIQUESETS_API.path(namespace, "trainer"))
         await eventually(lambda: asyncio.sleep(0, caplog.text), lambda log: "writes stopped" in log)
         made = service.writes.count("podgang:create")
     assert made < 3000

@@ -17,12 +17,11 @@ from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 from gangway_runtime import bus
-from gangway_runtime.kube import api_client
 from gangway_runtime.settings import ServiceSettings
 from gangway_watcher import metrics
 from tests.integration.watcher.conftest import only_this_test, podcliqueset
 from tests.integration.watcher.test_mirror import delete
-from tests.support.kube import merge_patch, resource_path, server_side_apply
+from tests.support.kube import admin_client, merge_patch, resource_path, server_side_apply
 from tests.support.store import (
     Store,
     body,
@@ -44,7 +43,7 @@ def own_control_plane() -> Iterator[ControlPlane]:
 
 @contextlib.asynccontextmanager
 async def client_for(cp: ControlPlane) -> AsyncIterator[ApiClient]:
-    async with await api_client(cp.kubeconfig) as api:
+    async with admin_client(cp.kubeconfig) as api:
         yield api
 
 

@@ -1,8 +1,9 @@
-"""A small Kubernetes client over kubernetes_asyncio's authenticated session.
+"""A small Kubernetes client: raw requests over one aiohttp session, bodies decoded with
+msgspec by the caller.
 
-kubernetes_asyncio brings configuration, authentication and TLS; its generated models are
-too slow for every pod of a large workload and lose the API's field names. So requests go
-through ``ApiClient.call_api`` unparsed and bodies are decoded with msgspec by the caller.
+Generated client models are too slow for every pod of a large workload, lose the API's
+field names, and (kubernetes_asyncio's) cost a third of a service's memory to import; the
+credentials come from ``kubeconfig`` (in-cluster or a kubeconfig file).
 """
 
 from __future__ import annotations
@@ -12,19 +13,21 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from types import TracebackType
+from typing import Any, Final, Protocol
 
 import aiohttp
 import msgspec
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client.api_client import ApiClient
-from kubernetes_asyncio.client.exceptions import ApiException
-from kubernetes_asyncio.config.config_exception import ConfigException
 from prometheus_client import Counter, Histogram
+
+from gangway_runtime.kubeconfig import Credentials, KubeconfigError, from_kubeconfig, in_cluster
+
+__all__ = ["ApiResource", "ApiSession", "Kube", "KubeError", "KubeconfigError", "api_client"]
 
 # etcd refuses values over 1.5 MiB, so one watch line (one object) is never larger than this.
 MAX_EVENT_BYTES: Final = 8 << 20
 REQUEST_TIMEOUT: Final = 60.0
+CONNECTIONS: Final = 100  # per session, as client-go's and kubernetes_asyncio's pools
 
 REQUESTS = Counter(
     "gangway_api_requests",
@@ -103,35 +106,93 @@ class KubeError(Exception):
         return self.status in (409, 429) or self.status >= 500
 
 
-class KubeconfigError(OSError):
-    """A kubeconfig that cannot be used: an OSError, as a missing one is, so that whoever
-    reports unreachable clusters in one line reports this one too."""
+class Transport(Protocol):
+    """Sends one authenticated request; the response is the caller's to read and release."""
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Sequence[tuple[str, str]],
+        headers: dict[str, str],
+        body: Any,
+        client_timeout: aiohttp.ClientTimeout,
+    ) -> aiohttp.ClientResponse: ...
+
+    async def close(self) -> None: ...
 
 
-async def api_client(kubeconfig: Path | None = None) -> ApiClient:
-    """In-cluster credentials inside a pod, else the kubeconfig (given, $KUBECONFIG, ~/.kube)."""
-    configuration = client.Configuration()
-    if kubeconfig is None and "KUBERNETES_SERVICE_HOST" in os.environ:
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        return ApiClient(configuration)
-    try:
-        await config.load_kube_config(
-            config_file=str(kubeconfig) if kubeconfig else None,
-            client_configuration=configuration,
+class ApiSession:
+    """One API server, its credentials and one pool of connections to it."""
+
+    def __init__(self, credentials: Credentials) -> None:
+        self.credentials = credentials
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=credentials.tls, limit=CONNECTIONS)
         )
-    except (ConfigException, TypeError, ValueError, AttributeError) as exc:
-        # kubernetes_asyncio fails on an empty or partial file with whatever it tripped on.
-        where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
-        why = f"{exc!s:.200}" if isinstance(exc, ConfigException) else "empty or incomplete"
-        raise KubeconfigError(f"kubeconfig {where}: cannot be used ({why})") from None
-    return ApiClient(configuration)
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Sequence[tuple[str, str]],
+        headers: dict[str, str],
+        body: Any,
+        client_timeout: aiohttp.ClientTimeout,
+    ) -> aiohttp.ClientResponse:
+        if self.credentials.token is not None:
+            headers = {**headers, "Authorization": f"Bearer {await self.credentials.token.get()}"}
+        data = None if body is None else msgspec.json.encode(body)
+        return await self._session.request(
+            method,
+            self.credentials.server + path,
+            params=list(query),
+            headers=headers,
+            data=data,
+            timeout=client_timeout,
+            server_hostname=self.credentials.server_name,
+        )
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    async def __aenter__(self) -> ApiSession:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+async def api_client(kubeconfig: Path | None = None) -> ApiSession:
+    """In-cluster credentials inside a pod, else the kubeconfig (given, $KUBECONFIG, ~/.kube)."""
+    if kubeconfig is None and "KUBERNETES_SERVICE_HOST" in os.environ:
+        return ApiSession(in_cluster())
+    return ApiSession(from_kubeconfig(kubeconfig))
 
 
 class Kube:
     """Raw requests against the API server: JSON-able bodies in, undecoded bytes out."""
 
-    def __init__(self, api: ApiClient) -> None:
+    def __init__(self, api: Transport) -> None:
         self.api = api
+
+    async def __aenter__(self) -> Kube:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.api.close()
 
     async def _open(
         self,
@@ -148,20 +209,17 @@ class Kube:
             headers["Content-Type"] = content_type
         resource = resource_of(path)
         started = time.monotonic()
+        if not isinstance(client_timeout, aiohttp.ClientTimeout):
+            client_timeout = aiohttp.ClientTimeout(total=client_timeout)
         try:
-            response: aiohttp.ClientResponse = await self.api.call_api(
-                path,
+            response = await self.api.send(
                 method,
-                query_params=list(query),
-                header_params=headers,
+                path,
+                query=query,
+                headers=headers,
                 body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=client_timeout,
+                client_timeout=client_timeout,
             )
-        except ApiException as exc:  # raised for transport-level failures only
-            REQUESTS.labels(method, resource, "error").inc()
-            raise KubeError(exc.status or 0, str(exc.reason), str(exc.body)) from exc
         except (aiohttp.ClientError, TimeoutError):
             REQUESTS.labels(method, resource, "error").inc()
             raise
