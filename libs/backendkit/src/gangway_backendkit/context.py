@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import msgspec
 from nats.js import JetStreamContext
+from prometheus_client import Counter
 
+from gangway_backendkit import converge
+from gangway_backendkit.protocol import Manifest
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
-from gangway_runtime.kube import ApiResource, Kube
+from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.objects import last_record
 from gangway_runtime.service import CannotStart
+
+# What a write made from a mirror behind the cluster meets.
+_BEHIND = (HTTPStatus.CONFLICT, HTTPStatus.NOT_FOUND)
+MIRROR_BEHIND = Counter(
+    "gangway_backend_mirror_behind",
+    "Writes made from the mirrored object that met a newer state (409, 404): redone from a read",
+    ["backend"],
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,42 @@ class BackendContext:
         if record is None or record.deleted:
             return None
         return msgspec.json.decode(record.object, type=PodCliqueSet)
+
+    async def ensure(
+        self,
+        resource: ApiResource,
+        desired: Manifest,
+        *,
+        keep: converge.Keep | None = None,
+        immutable_spec: bool = False,
+    ) -> converge.Change:
+        """:func:`converge.ensure` without reading the API: from the object as the watcher
+        mirrored it (its resourceVersion the write's precondition). A mirror behind the
+        cluster makes the write fail with 409 (changed or created since) or 404 (deleted
+        since): then once more from a fresh read, which the API request metric counts. For
+        the resources the watcher mirrors for this backend (its PodGroups, Workloads)."""
+        meta = desired["metadata"]
+        namespace, name = meta.get("namespace", ""), meta["name"]
+        key = ObjectKey(f"{resource.plural}.{resource.group}", self.backend, namespace, name)
+        record = await self.record(key)
+        mirrored = None if record is None or record.deleted else msgspec.json.decode(record.object)
+        starts: tuple[Manifest | converge.Unread | None, ...] = (mirrored, converge.UNREAD)
+        for start_from in starts:
+            try:
+                return await converge.ensure(
+                    self.kube,
+                    resource,
+                    desired,
+                    field_manager=self.field_manager,
+                    keep=keep,
+                    immutable_spec=immutable_spec,
+                    start_from=start_from,
+                )
+            except KubeError as exc:
+                if exc.status not in _BEHIND or start_from is converge.UNREAD:
+                    raise
+                MIRROR_BEHIND.labels(self.backend).inc()
+        raise AssertionError("unreachable: the read attempt returns or raises")
 
     async def require(self, resource: ApiResource, remedy: str) -> None:
         """Refuse to start (exit 2, one line) unless the API server serves ``resource``;

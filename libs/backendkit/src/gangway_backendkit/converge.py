@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -25,6 +25,13 @@ SPEC_HASH_ANNOTATION = "gangway.dev/spec-hash"
 
 # (desired, live) → desired with what the scheduler manages kept from the live object.
 Keep = Callable[[Manifest, Manifest], Manifest]
+
+
+class Unread:
+    """``ensure``'s default starting point: the object as the API server has it now."""
+
+
+UNREAD: Final = Unread()
 
 
 class Change(StrEnum):
@@ -88,15 +95,20 @@ async def ensure(
     keep: Keep | None = None,
     immutable_spec: bool = False,
     only_ours: bool = False,
+    start_from: Manifest | Unread | None = UNREAD,
 ) -> Change:
     """Converge one object on ``desired``. Conflicts surface as transient KubeErrors (409)
     and are retried by the caller's redelivery, reading the object afresh. ``only_ours``:
     an existing object without Gangway's managed-by label belongs to someone else (a name
-    shared by the cluster, not a PodGang's own) and is left alone."""
+    shared by the cluster, not a PodGang's own) and is left alone. ``start_from``: the
+    object as already known (None: absent), written against with its resourceVersion, so
+    no read is made; by default it is read."""
     meta = desired["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
     query = [("fieldManager", field_manager)]
-    live = await kube.read(resource, namespace, name)
+    live = (
+        await kube.read(resource, namespace, name) if isinstance(start_from, Unread) else start_from
+    )
     if live is None:
         await kube.request("POST", resource.path(namespace), query, body=_stamped(desired))
         return Change.CREATED

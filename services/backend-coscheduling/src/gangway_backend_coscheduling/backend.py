@@ -6,7 +6,7 @@ from __future__ import annotations
 from gangway_backend_coscheduling import translate
 from gangway_backend_coscheduling.translate import NAME, PODGROUPS
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, Synced
 from gangway_contracts.config import CoschedulingConfig, SchedulerConfig
@@ -45,7 +45,7 @@ class CoschedulingBackend:
     async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
         meta = podgang.metadata
         desired = translate.podgroup(podgang, self.config)
-        change = await ensure(ctx.kube, PODGROUPS, desired, field_manager=ctx.field_manager)
+        change = await ctx.ensure(PODGROUPS, desired)
         message = f"PodGroup {meta.name} minMember {desired['spec']['minMember']} ({change})"
         if spare := translate.spare_pods(podgang):
             message += (

@@ -62,13 +62,7 @@ class KaiBackend:
         await _mark_skip_podgrouper(ctx, podgang)
         await _ensure_topology(ctx, podgang)
         desired = translate.podgroup(podgang, queue)
-        change = await ensure(
-            ctx.kube,
-            PODGROUPS,
-            desired,
-            field_manager=ctx.field_manager,
-            keep=translate.keep_kai_managed,
-        )
+        change = await ctx.ensure(PODGROUPS, desired, keep=translate.keep_kai_managed)
         return Synced(
             resources=[f"PodGroup {meta.namespace}/{meta.name}"],
             message=f"KAI PodGroup {meta.name} in queue {queue} ({change})",

@@ -8,7 +8,7 @@ import msgspec
 from gangway_backend_koordinator import translate
 from gangway_backend_koordinator.translate import NAME, PODGROUPS
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, Synced
 from gangway_contracts.config import KoordinatorConfig, SchedulerConfig
@@ -48,7 +48,7 @@ class KoordinatorBackend:
         meta = podgang.metadata
         changes = []
         for desired in translate.podgroups(podgang, self.config):
-            change = await ensure(ctx.kube, PODGROUPS, desired, field_manager=ctx.field_manager)
+            change = await ctx.ensure(PODGROUPS, desired)
             changes.append(f"{desired['metadata']['name']} ({change})")
         return Synced(
             resources=[f"PodGroup {meta.namespace}/{g.name}" for g in podgang.spec.podgroups],

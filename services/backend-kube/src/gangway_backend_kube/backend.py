@@ -17,7 +17,7 @@ from gangway_backend_kube.translate import (
     podgroups_of,
 )
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Synced
 from gangway_contracts.config import KubeSchedulerConfig, SchedulerConfig
@@ -95,9 +95,7 @@ class KubeBackend:
                 if kind == "Workload"
                 else podgroups_of(self.version)
             )
-            change = await ensure(
-                ctx.kube, resource, manifest, field_manager=ctx.field_manager, immutable_spec=True
-            )
+            change = await ctx.ensure(resource, manifest, immutable_spec=True)
             resources.append(f"{kind} {podgang.metadata.namespace}/{manifest['metadata']['name']}")
             changes.append(f"{kind} {manifest['metadata']['name']} {change}")
         return Synced(

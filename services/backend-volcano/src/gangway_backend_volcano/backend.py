@@ -6,7 +6,7 @@ from __future__ import annotations
 from gangway_backend_volcano import translate
 from gangway_backend_volcano.translate import NAME, PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, Synced, SyncFailed
 from gangway_contracts.config import SchedulerConfig, VolcanoConfig
@@ -57,13 +57,7 @@ class VolcanoBackend:
         if pcs is None:  # not in the store yet: the watcher mirrors it shortly
             raise RuntimeError(f"PodCliqueSet of {meta.namespace}/{meta.name} not seen yet")
         desired = translate.podgroup(podgang, self._queue(pcs))
-        change = await ensure(
-            ctx.kube,
-            PODGROUPS,
-            desired,
-            field_manager=ctx.field_manager,
-            keep=translate.keep_queue,
-        )
+        change = await ctx.ensure(PODGROUPS, desired, keep=translate.keep_queue)
         spec = desired["spec"]
         return Synced(
             resources=[f"PodGroup {meta.namespace}/{meta.name}"],
