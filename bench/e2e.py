@@ -82,9 +82,8 @@ from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.nodes import NodePool
 from gangway_runtime import journal
-from gangway_runtime.kube import Kube
+from gangway_runtime.kube import Kube, api_client
 from gangway_runtime.status import PODCLIQUESETS, PODS
-from tests.support.kube import admin_client, kube_of
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 FIXTURE: Final = ROOT / "tests" / "fixtures" / "podcliquesets" / "scaletest-1000.yaml"
@@ -295,8 +294,7 @@ async def bench(run: Run) -> dict[str, Any]:
 async def _measure(
     run: Run, cp: ControlPlane, server: NatsServer, services: LocalServices
 ) -> dict[str, Any]:
-    async with admin_client(cp.kubeconfig) as api:
-        kube = kube_of(api)
+    async with Kube(await api_client(cp.kubeconfig)) as kube:
         await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NAMESPACE}})
         if run.scheduler == KAI_SCHEDULER:
             for queue in kai.queues(NAMESPACE, DEPARTMENT):

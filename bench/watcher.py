@@ -34,9 +34,8 @@ from gangway_contracts.subjects import Subjects
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.processes import free_port
-from gangway_runtime.kube import ApiResource
+from gangway_runtime.kube import ApiResource, Kube, api_client
 from gangway_runtime.objects import last_per_subject
-from tests.support.kube import admin_client, kube_of
 
 CORE_PODS = ApiResource("", "v1", "pods")
 NAMESPACE = "bench"
@@ -104,8 +103,7 @@ def mean_publish_ms(port: int) -> float:
 async def bench(pods: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="gangway-bench-"))
     with ControlPlane.start(controller_manager=False) as cp, NatsServer.start() as server:
-        async with admin_client(cp.kubeconfig) as api:
-            kube = kube_of(api)
+        async with Kube(await api_client(cp.kubeconfig)) as kube:
             await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NAMESPACE}})
             started = time.perf_counter()
             await in_parallel(
@@ -135,13 +133,11 @@ async def bench(pods: int) -> dict[str, Any]:
 
                 async def relabel(i: int) -> Any:
                     patch = {"metadata": {"labels": {"wave": "1"}}}
-                    return await api.call_api(
-                        CORE_PODS.path(NAMESPACE, f"bench-{i}"),
+                    return await kube.request(
                         "PATCH",
+                        CORE_PODS.path(NAMESPACE, f"bench-{i}"),
                         body=patch,
-                        header_params={"Content-Type": "application/merge-patch+json"},
-                        auth_settings=["BearerToken"],
-                        _preload_content=False,
+                        content_type="application/merge-patch+json",
                     )
 
                 started = time.perf_counter()
