@@ -5,14 +5,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.api_client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
+from prometheus_client import REGISTRY
 
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PODGANG_PLURAL, SCHEDULER_GROUP, SCHEDULER_VERSION, PodGang
-from tests.support.kube import merge_patch
+from gangway_contracts.k8s import Condition
+from gangway_contracts.labels import BACKEND_SYNCED, INITIALIZED, SCHEDULED
+from gangway_runtime.status import PODGANGS, set_podgang_condition
+from tests.support.kube import kube_of, merge_patch
 from tests.support.manifests import fixture
 
 
@@ -168,3 +173,60 @@ async def test_pods_owned_by_a_podgang_are_garbage_collected(
             return
         await asyncio.sleep(0.2)
     pytest.fail("the garbage collector did not delete the PodGang's pod within 60s")
+
+
+def gets_of_podgang_status() -> float:
+    """Reads of PodGang status this process made (the API request metric)."""
+    value = REGISTRY.get_sample_value(
+        "gangway_api_requests_total",
+        {"method": "GET", "resource": f"{PODGANG_PLURAL}.{SCHEDULER_GROUP}/status", "code": "200"},
+    )
+    return value or 0.0
+
+
+def flipped(type_: str, status: bool) -> Condition:
+    return Condition(
+        type=type_,
+        status="True" if status else "False",
+        reason="Flipped",
+        message=f"{type_} is {status}",
+        last_transition_time="2026-11-25T10:00:00Z",
+    )
+
+
+async def test_writers_of_different_conditions_never_collide(
+    api: ApiClient, namespace: str
+) -> None:
+    """#22: podgang's conditions and the backend's, each written from a view that does not
+    know the other's latest write, land without a conflict or a read."""
+    kube = kube_of(api)
+    created = msgspec.json.decode(
+        await kube.request("POST", PODGANGS.path(namespace), body=podgang_manifest(namespace))
+    )
+    first = await set_podgang_condition(kube, created, flipped(INITIALIZED, False))
+    assert first is not None
+    second = await set_podgang_condition(kube, first, flipped(BACKEND_SYNCED, False))
+    assert second is not None
+    reads = gets_of_podgang_status()
+    # Both written from `second`, stale after the first of them: each replaces its own entry.
+    assert await set_podgang_condition(kube, second, flipped(INITIALIZED, True)) is not None
+    assert await set_podgang_condition(kube, second, flipped(BACKEND_SYNCED, True)) is not None
+    assert gets_of_podgang_status() == reads
+    # An append from that stale view: its test (the list as seen) fails, the status is read
+    # once, and the write goes through.
+    scheduled = flipped(SCHEDULED, True)
+    assert await set_podgang_condition(kube, second, scheduled, phase="Running") is not None
+    assert gets_of_podgang_status() == reads + 1
+    live = from_object(
+        await client.CustomObjectsApi(api).get_namespaced_custom_object(
+            SCHEDULER_GROUP, SCHEDULER_VERSION, namespace, PODGANG_PLURAL, "gang-0"
+        ),
+        PodGang,
+    )
+    assert live.status is not None
+    assert live.status.phase == "Running"
+    assert {c.type: c.status for c in live.status.conditions} == {
+        INITIALIZED: "True",
+        BACKEND_SYNCED: "True",
+        SCHEDULED: "True",
+    }

@@ -1,8 +1,15 @@
 """Writing status: conditions onto a PodGang, a whole status onto a PodCliqueSet.
 
-Status lists (Grove's conditions) are atomic, so a merge patch carries the whole list; the
-resourceVersion precondition makes sure nothing another writer put there meanwhile is lost
-(409 → read again, merge again). Nothing is written when nothing would change.
+Grove's status lists are atomic: a merge patch carries the whole list, and a resourceVersion
+precondition makes sure nothing another writer put there meanwhile is lost (409 → read
+again, merge again). That is how a PodCliqueSet's status is written, and a PodGang's first.
+
+A PodGang's conditions have several writers (podgang's Initialized and Scheduled, the
+backend's BackendSynced), each owning its own type, and they met in 409s (and re-reads)
+by the hundred (#22). So a condition is written by a JSON patch that replaces its own entry,
+guarded by a test that the entry at that index is still of its type (an append: that the
+list is still as seen): writers of other conditions and of the spec never collide with it.
+Nothing is written when nothing would change.
 """
 
 from __future__ import annotations
@@ -81,8 +88,33 @@ async def set_podgang_condition(
     kube: Kube, current: dict[str, Any], condition: Condition, phase: str | None = None
 ) -> dict[str, Any] | None:
     """Merge one condition (and, given, the phase) into a PodGang's status; other writers'
-    conditions are kept."""
+    conditions are kept. ``current``: the PodGang as the read model has it."""
+    meta = current["metadata"]
+    path = PODGANGS.path(meta.get("namespace", ""), meta["name"], "status")
+    for _ in range(_ATTEMPTS):
+        status = current.get("status") or {}
+        if status.get("conditions") is None or not status.get("phase"):
+            # The first write: the list and the phase are made whole, under a precondition.
+            return await patch_status(kube, PODGANGS, current, _merged(condition, phase))
+        ops = _condition_ops(status, condition, phase)
+        if not ops:
+            return None
+        try:
+            body = await kube.request(
+                "PATCH", path, body=ops, content_type="application/json-patch+json"
+            )
+            written: dict[str, Any] = msgspec.json.decode(body)
+            return written
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            if not _test_failed(exc):
+                raise
+        current = msgspec.json.decode(await kube.request("GET", path))
+    raise KubeError(409, "Conflict", f"{path}: still conflicting after {_ATTEMPTS} attempts")
 
+
+def _merged(condition: Condition, phase: str | None) -> StatusChange:
     def change(status: dict[str, Any]) -> dict[str, Any] | None:
         conditions = merged_conditions(status.get("conditions") or [], condition)
         wanted = phase or status.get("phase") or _PENDING
@@ -90,4 +122,38 @@ async def set_podgang_condition(
             return None
         return {"phase": wanted, "conditions": conditions or status.get("conditions") or []}
 
-    return await patch_status(kube, PODGANGS, current, change)
+    return change
+
+
+def _condition_ops(
+    status: dict[str, Any], condition: Condition, phase: str | None
+) -> list[dict[str, Any]]:
+    """The JSON patch (RFC 6902) that writes one condition and the phase, [] for none."""
+    existing: list[dict[str, Any]] = status["conditions"]
+    ops: list[dict[str, Any]] = []
+    merged = merged_conditions(existing, condition)
+    if merged is not None:
+        entry = next(c for c in merged if c["type"] == condition.type)
+        index = next((i for i, c in enumerate(existing) if c.get("type") == condition.type), None)
+        if index is None:
+            ops += [
+                {"op": "test", "path": "/status/conditions", "value": existing},
+                {"op": "add", "path": "/status/conditions/-", "value": entry},
+            ]
+        else:
+            at = f"/status/conditions/{index}"
+            ops += [
+                {"op": "test", "path": f"{at}/type", "value": condition.type},
+                {"op": "replace", "path": at, "value": entry},
+            ]
+    if phase is not None and phase != status.get("phase"):
+        ops.append({"op": "replace", "path": "/status/phase", "value": phase})
+    return ops
+
+
+# kube-apiserver's words when a JSON patch's test operation fails (422, no field causes).
+_TEST_FAILED = "the server rejected our request due to an error in our request"
+
+
+def _test_failed(exc: KubeError) -> bool:
+    return exc.status == 422 and _TEST_FAILED in str(exc)
