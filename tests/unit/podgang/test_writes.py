@@ -1,5 +1,5 @@
-"""The pure parts of carrying out a decision: spec patches, prepare-pods chunks, what a
-backend's answer must be, and when a write counts as mirrored."""
+"""The pure parts of carrying out a decision: prepare-pods chunks, what a backend's answer
+must be, and when a write counts as mirrored."""
 
 from __future__ import annotations
 
@@ -15,43 +15,9 @@ from gangway_contracts.k8s import ObjectMeta
 from gangway_contracts.pods import Pod
 from gangway_contracts.subjects import Kind
 from gangway_podgang.readmodel import Workload
-from gangway_podgang.writes import Expectation, PrepareFailed, _checked, _chunks, merge_patch
+from gangway_podgang.writes import Expectation, PrepareFailed, _checked, _chunks
 
 GATE = {"name": labels.PODGANG_PENDING_CREATION_GATE}
-
-# JSON documents as the API server stores them: no nulls (a null means "remove").
-scalars = st.one_of(st.booleans(), st.integers(), st.text(max_size=5))
-documents = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abcd"), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-objects = st.dictionaries(st.sampled_from("abcdef"), documents, max_size=5)
-
-
-def apply_merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386, as the API server applies application/merge-patch+json."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = apply_merge_patch(result.get(key), value)
-    return result
-
-
-@given(objects, objects)
-def test_a_spec_patch_turns_the_live_spec_into_the_planned_one(old: Any, new: Any) -> None:
-    assert apply_merge_patch(old, merge_patch(old, new)) == new
-
-
-@given(objects)
-def test_an_unchanged_spec_patches_nothing(spec: Any) -> None:
-    assert merge_patch(spec, spec) == {}
 
 
 def pod(name: str, size: int = 10) -> dict[str, Any]:

@@ -108,7 +108,7 @@ async def set_podgang_condition(
         except KubeError as exc:
             if exc.status == 404:
                 return None
-            if not _test_failed(exc):
+            if not test_failed(exc):
                 raise
         current = msgspec.json.decode(await kube.request("GET", path))
     raise KubeError(409, "Conflict", f"{path}: still conflicting after {_ATTEMPTS} attempts")
@@ -155,5 +155,6 @@ def _condition_ops(
 _TEST_FAILED = "the server rejected our request due to an error in our request"
 
 
-def _test_failed(exc: KubeError) -> bool:
+def test_failed(exc: KubeError) -> bool:
+    """Whether the API server refused a JSON patch because one of its tests failed."""
     return exc.status == 422 and _TEST_FAILED in str(exc)

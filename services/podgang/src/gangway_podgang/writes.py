@@ -38,7 +38,7 @@ from gangway_podgang.report import Reporter
 from gangway_runtime import tracing
 from gangway_runtime.consumer import Transient
 from gangway_runtime.kube import Kube, KubeError
-from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition
+from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition, test_failed
 
 log = logging.getLogger(__name__)
 
@@ -104,19 +104,6 @@ def _initialized(podgang: PodGang, ready: bool) -> Condition:
         last_transition_time=now(),
         observed_generation=podgang.metadata.generation,
     )
-
-
-def merge_patch(old: Any, new: Any) -> Any:
-    """The RFC 7386 merge patch that turns ``old`` into ``new`` (removed keys → null)."""
-    if not isinstance(old, dict) or not isinstance(new, dict):
-        return new
-    patch: dict[str, Any] = dict.fromkeys(old.keys() - new.keys())
-    for key, value in new.items():
-        if key not in old:
-            patch[key] = value
-        elif old[key] != value:
-            patch[key] = merge_patch(old[key], value)
-    return patch
 
 
 def _traced(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -259,24 +246,22 @@ class Actuator:
         return [Expectation(kind, meta.name, None)]
 
     async def _update_spec(self, live: PodGang, spec: PodGangSpec) -> list[Expectation]:
-        """The spec as planned, under the resourceVersion it was decided on. A conflict
-        means someone wrote since (a backend's condition): wait until the model shows that
-        newer version, then the next round decides again."""
+        """The spec as planned, if it is still the generation it was decided on: a JSON
+        patch testing metadata.generation, so the status writes of others (which move the
+        resourceVersion, not the generation) never make it conflict. A failed test means
+        the spec changed since: wait until the model shows that, then decide again."""
         meta = live.metadata
-        body = {
-            "metadata": {"resourceVersion": meta.resource_version},
-            "spec": merge_patch(to_object(live.spec), to_object(spec)),
-        }
+        ops = [
+            {"op": "test", "path": "/metadata/generation", "value": meta.generation},
+            {"op": "replace", "path": "/spec", "value": to_object(spec)},
+        ]
         call = self._send(
-            "PATCH",
-            PODGANGS.path(meta.namespace, meta.name),
-            body,
-            "application/merge-patch+json",
+            "PATCH", PODGANGS.path(meta.namespace, meta.name), ops, "application/json-patch+json"
         )
         try:
             written = await self._write(Kind.PODGANG, "update", meta.name, call)
         except KubeError as exc:
-            if exc.status != 409:
+            if not test_failed(exc):
                 raise
             return [Expectation(Kind.PODGANG, meta.name, _newer_than(meta.resource_version))]
         return [Expectation(Kind.PODGANG, meta.name, _version(written))]
