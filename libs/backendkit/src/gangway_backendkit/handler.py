@@ -89,6 +89,14 @@ def _grove_managed(podgang: PodGang) -> bool:
     return podgang.metadata.labels.get(labels.MANAGED_BY) == labels.MANAGED_BY_GROVE
 
 
+def _awaiting_first_status(podgang: PodGang) -> bool:
+    """podgang writes the first status of a PodGang it made (Initialized) right after
+    creating it, and that write brings the PodGang back here at once: syncing before it
+    would race it (a 409 and a read). PodGangs made by anyone else are synced as they come."""
+    made_by_podgang = podgang.metadata.labels.get(labels.COMPONENT) == labels.COMPONENT_PODGANG
+    return made_by_podgang and podgang.status is None
+
+
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
@@ -167,6 +175,9 @@ class PodGangHandler:
             podgang = msgspec.json.decode(record.object, type=PodGang)
             if _grove_managed(podgang):
                 metrics.SYNCS.labels(name, "grove").inc()
+                return
+            if _awaiting_first_status(podgang):
+                metrics.SYNCS.labels(name, "awaiting-status").inc()
                 return
             current = msgspec.json.decode(record.object)
             if not drift and _synced_at_generation(podgang):

@@ -73,7 +73,7 @@ def podgang_labels(gang: PlannedGang, pcs: PodCliqueSet, backend: str) -> dict[s
     own = {
         labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY,
         labels.PART_OF: pcs.metadata.name,
-        labels.COMPONENT: "podgang",
+        labels.COMPONENT: labels.COMPONENT_PODGANG,
         labels.PCS_REPLICA_INDEX: str(gang.pcs_replica),
         labels.SCHEDULER_NAME: backend,
     }
