@@ -70,11 +70,7 @@ async def patch_status(
             "status": fields,
         }
         try:
-            body = await kube.request(
-                "PATCH", path, body=patch, content_type="application/merge-patch+json"
-            )
-            written: dict[str, Any] = msgspec.json.decode(body)
-            return written
+            return await _patched(kube, path, patch, "application/merge-patch+json")
         except KubeError as exc:
             if exc.status == 404 and missing_ok:
                 return None
@@ -82,6 +78,14 @@ async def patch_status(
                 raise
         current = msgspec.json.decode(await kube.request("GET", path))
     raise KubeError(409, "Conflict", f"{path}: still conflicting after {_ATTEMPTS} attempts")
+
+
+async def _patched(kube: Kube, path: str, body: Any, content_type: str) -> dict[str, Any]:
+    """PATCH a status; the object as written."""
+    written: dict[str, Any] = msgspec.json.decode(
+        await kube.request("PATCH", path, body=body, content_type=content_type)
+    )
+    return written
 
 
 async def set_podgang_condition(
@@ -100,11 +104,7 @@ async def set_podgang_condition(
         if not ops:
             return None
         try:
-            body = await kube.request(
-                "PATCH", path, body=ops, content_type="application/json-patch+json"
-            )
-            written: dict[str, Any] = msgspec.json.decode(body)
-            return written
+            return await _patched(kube, path, ops, "application/json-patch+json")
         except KubeError as exc:
             if exc.status == 404:
                 return None
