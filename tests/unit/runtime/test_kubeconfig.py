@@ -120,6 +120,7 @@ async def test_an_exec_plugin_that_fails_says_why(tmp_path: Path) -> None:
         ("", "no current-context"),
         ("apiVersion: v1\nkind: Config\n", "no current-context"),
         ("current-context: gone\ncontexts: []\n", "no context named 'gone'"),
+        ("clusters: [unclosed\n", "while parsing"),
     ],
 )
 def test_a_kubeconfig_it_cannot_use_says_why(tmp_path: Path, text: str, why: str) -> None:

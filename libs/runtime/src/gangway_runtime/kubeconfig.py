@@ -136,9 +136,16 @@ def kubeconfig_path(given: Path | None) -> Path:
         return given
     listed = [Path(p) for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
     for path in listed:
-        if path.is_file() and (yaml.safe_load(path.read_text()) or {}).get("current-context"):
+        if path.is_file() and _current_context(path):
             return path
     return listed[0] if listed else Path.home() / ".kube" / "config"
+
+
+def _current_context(path: Path) -> bool:
+    try:
+        return bool((yaml.safe_load(path.read_text()) or {}).get("current-context"))
+    except (yaml.YAMLError, AttributeError):
+        return False  # not a kubeconfig: the next one is looked at
 
 
 def from_kubeconfig(given: Path | None = None) -> Credentials:
@@ -146,7 +153,7 @@ def from_kubeconfig(given: Path | None = None) -> Credentials:
     path = kubeconfig_path(given)
     try:
         return _credentials(path, yaml.safe_load(path.read_text()) or {})
-    except (KeyError, TypeError, ValueError, AttributeError, ssl.SSLError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, ssl.SSLError, yaml.YAMLError) as exc:
         why = exc.args[0] if isinstance(exc, KubeconfigError) else f"{exc!s:.200}"
         raise KubeconfigError(f"kubeconfig {path}: cannot be used ({why})") from None
 
