@@ -180,23 +180,38 @@ def converge(
     check: Callable[[], None] = lambda: None,
 ) -> None:
     """Decide and write until nothing is left to write and nobody else has anything to do;
-    in the first rounds, with ``rng`` choosing, writes are lost half the time. ``check``
-    runs after every round."""
+    in the first rounds, with ``rng`` choosing, writes are lost half the time. Each round
+    writes the decision gang by gang, as the streaming reconcile does, and in the first
+    rounds some gangs' parts are not written yet (still in flight). ``check`` runs after
+    every round."""
     flaky = rng.random() < 0.5
+    order = [g.name for g in gangs]
     for round_ in range(200):
         decision = decide(gangs, "ns", None, cluster.observed(), PCS_UID)
         assert decision == decide(gangs, "ns", None, cluster.observed(), PCS_UID), "deterministic"
+        parts = decision.per_gang(cluster.pods, order)
+        assert_partition(decision, [part for _, part in parts])
         lossy = flaky and round_ < 20
 
         def keep(lossy: bool = lossy) -> bool:
             return not lossy or rng.random() < 0.5
 
-        cluster.apply(decision, keep)
+        for _, part in parts:
+            if not lossy or rng.random() < 0.7:
+                cluster.apply(part, keep)
         moved = cluster.backend_and_scheduler(keep)
         check()
         if decision.done and not moved and not lossy:
             return
     raise AssertionError("no convergence in 200 rounds")
+
+
+def assert_partition(decision: Decision, parts: list[Decision]) -> None:
+    """Every write of the decision is in exactly one part."""
+    for what in Decision.__dataclass_fields__:
+        whole = getattr(decision, what)
+        split = [item for part in parts for item in getattr(part, what)]
+        assert sorted(map(repr, split)) == sorted(map(repr, whole)), what
 
 
 def assert_converged(cluster: Cluster, gangs: tuple[PlannedGang, ...]) -> None:
@@ -333,3 +348,19 @@ def test_a_podgang_the_podcliqueset_does_not_control_is_never_deleted() -> None:
     )
     decision = decide(gangs, "ns", None, Observed(podgangs={"pcs-extra": ours}, pods={}), PCS_UID)
     assert decision.delete_podgangs == ("pcs-extra",)
+
+
+def test_per_gang_parts_come_in_plan_order_gangs_no_longer_planned_first() -> None:
+    manifest: dict[str, Any] = {
+        "metadata": {"name": "pcs", "namespace": "ns"},
+        "spec": {"replicas": 3, "template": {"cliques": [{"name": "w", "spec": {"replicas": 1}}]}},
+    }
+    cluster = converged_on(manifest, random.Random(0))
+    manifest["spec"]["replicas"] = 2
+    fewer = replanned(cluster, manifest)
+    del cluster.pods["pcs-0-w-0"]  # someone deleted a pod: gang pcs-0 makes it again
+    decision = decide(fewer, "ns", None, cluster.observed(), PCS_UID)
+    parts = decision.per_gang(cluster.pods, [g.name for g in fewer])
+    assert [gang for gang, _ in parts] == ["pcs-2", "pcs-0"]
+    assert parts[0][1].delete_podgangs == ("pcs-2",)
+    assert [b.gang.name for b in parts[1][1].create_pods] == ["pcs-0"]

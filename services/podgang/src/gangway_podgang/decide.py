@@ -23,9 +23,9 @@ The order GREP-375 wants falls out of the rules:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang, PodGangSpec
@@ -76,6 +76,38 @@ class Decision:
                 self.set_placement,
             )
         )
+
+    def per_gang(self, pods: Mapping[str, Pod], order: Sequence[str]) -> list[tuple[str, Decision]]:
+        """The writes split by the gang they move, in ``order`` (the plan's; a gang no longer
+        planned, whose PodGang or pods are deleted, first): each part can be written and
+        waited for on its own, so one gang moves on while others are still being written.
+        ``pods``: the observed pods, for the gang of a pod to delete."""
+        parts: dict[str, dict[str, list[Any]]] = {}
+
+        def add(gang: str, what: str, item: Any) -> None:
+            parts.setdefault(gang, {}).setdefault(what, []).append(item)
+
+        for planned in self.create_podgangs:
+            add(planned.name, "create_podgangs", planned)
+        for name in self.delete_podgangs:
+            add(name, "delete_podgangs", name)
+        for live, spec in self.update_specs:
+            add(live.metadata.name, "update_specs", (live, spec))
+        for batch in self.create_pods:
+            add(batch.gang.name, "create_pods", batch)
+        for name in self.delete_pods:
+            add(pods[name].metadata.labels.get(labels.PODGANG, ""), "delete_pods", name)
+        for live, ok in self.set_initialized:
+            add(live.metadata.name, "set_initialized", (live, ok))
+        for pod in self.lift_gates:
+            add(pod.metadata.labels.get(labels.PODGANG, ""), "lift_gates", pod)
+        for live, placement in self.set_placement:
+            add(live.metadata.name, "set_placement", (live, placement))
+        rank = {name: i for i, name in enumerate(order)}
+        return [
+            (gang, Decision(**{what: tuple(items) for what, items in part.items()}))
+            for gang, part in sorted(parts.items(), key=lambda kv: rank.get(kv[0], -1))
+        ]
 
 
 def condition_true_now(podgang: PodGang, type_: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -26,7 +26,7 @@ from gangway_contracts import events, labels
 from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
-from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_contracts.k8s import Condition, NamespacedName, find_condition
 from gangway_contracts.limits import Limits, over_limits
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
@@ -60,9 +60,30 @@ class Step:
     too_large: str = ""  # why nothing is planned: more gangs or pods than one may make
     refused: str = ""  # the API server refused what this PodCliqueSet makes, and why
     by_grove: bool = False  # Grove's operator drives it: nothing decided, left alone
+    binding: ClusterTopologyBinding | None = None  # the topology the plan was made with
+
+
+def _same_spec(before: Step, pcs: PodCliqueSet, binding: ClusterTopologyBinding | None) -> bool:
+    """The plan ``before`` holds is still this PodCliqueSet's: same object, same spec
+    generation, same topology binding."""
+    was = before.pcs.metadata
+    return (was.uid, was.generation) == (
+        pcs.metadata.uid,
+        pcs.metadata.generation,
+    ) and before.binding is binding
+
+
+def _trouble(error: BackendUnavailable | PrepareFailed) -> str:
+    """BackendAvailable's reason for what the backend did."""
+    return "BackendUnavailable" if isinstance(error, BackendUnavailable) else "PreparePodsFailed"
+
+
+class _Phantom(Exception):
+    """What podgang writes does not stay: the PodCliqueSet is not on the API server."""
 
 
 GROVE_DRIVEN: Final = "DrivenByGrove"
+SAY_EVERY: Final = 5.0  # seconds between a streaming reconcile's Events of its steps
 
 
 class Refused(Exception):
@@ -103,6 +124,7 @@ class Reconciler:
         *,
         max_rounds: int,
         wait_seconds: float,
+        gangs_in_flight: int = 64,
         request_timeout: float,
         limits: Limits | None = None,
     ) -> None:
@@ -114,6 +136,7 @@ class Reconciler:
         self.nc = nc
         self.config = config
         self.max_rounds = max_rounds
+        self.gangs_in_flight = gangs_in_flight
         self.wait_seconds = wait_seconds
         self.request_timeout = request_timeout
         self.limits = limits or Limits()
@@ -145,7 +168,10 @@ class Reconciler:
             )
             return outcome
 
-    def _decide(self, key: WorkloadKey) -> Step | None:
+    def _decide(self, key: WorkloadKey, before: Step | None = None) -> Step | None:
+        """What to write now. The plan ``before`` was made from is used again while the
+        PodCliqueSet and its topology binding are the same (planning a large PodCliqueSet
+        costs more than deciding)."""
         workload = self.model.workload(key)
         pcs = workload.podcliqueset
         if pcs is None or pcs.metadata.deletion_timestamp:
@@ -163,7 +189,11 @@ class Reconciler:
         if too_large := over_limits(pcs, self.limits):
             why = "; ".join(map(str, too_large))
             return Step(pcs=pcs, workload=workload, backend=backend, too_large=why)
-        plan = plan_podgangs(pcs, self.model.binding(pcs.topology_name))
+        binding = self.model.binding(pcs.topology_name)
+        if before is not None and _same_spec(before, pcs, binding):
+            plan = before.plan
+        else:
+            plan = plan_podgangs(pcs, binding)
         decision = decide(
             plan.gangs,
             pcs.metadata.namespace,
@@ -172,31 +202,20 @@ class Reconciler:
             owner_uid=pcs.metadata.uid,
             rolling=pcs.spec.rolls_updates,
         )
-        return Step(pcs=pcs, workload=workload, backend=backend, plan=plan, decision=decision)
+        return Step(pcs, workload, backend, plan, decision, binding=binding)
 
     async def _reconcile(self, key: WorkloadKey) -> Outcome:
-        rounds = 0
         # What this reconcile learned of the backend, for the status (which keeps it).
         learned: list[Condition] = []
         step = self._decide(key)
         log.debug("%s/%s: reconcile, done=%s", *key, step and step.decision.done)
-        while step is not None and not step.decision.done and rounds < self.max_rounds:
-            rounds += 1
-            if rounds == 1:
-                await self._planned(step)
+        rounds = 0
+        if step is not None and not step.by_grove and not step.decision.done:
+            await self._planned(step)
             try:
-                expected = await self._apply_while_wanted(key, step, learned)
-            except Refused as exc:
-                step = replace(step, refused=str(exc))
-                break
-            finally:
-                await self.reporter.say(step.pcs)  # what the round did, even if not all
-            if not await self._mirrored(key, expected):
-                log.warning("%s/%s: own writes not mirrored after %.0fs", *key, self.wait_seconds)
-                # What it made may be collected as fast as it is made: is there an owner?
-                if await self._owner_missing(key, step.pcs):
-                    return Outcome(converged=True, rounds=rounds)
-            step = self._decide(key)
+                step, rounds = await self._stream_while_wanted(key, step, learned)
+            except _Phantom:
+                return Outcome(converged=True, rounds=rounds)
         if step is None:
             return Outcome(converged=True, rounds=rounds)
         if step.by_grove:  # claimed before this reconcile, or during it: nothing more
@@ -208,10 +227,10 @@ class Reconciler:
         await self._status(key, step, learned)
         return Outcome(converged=step.decision.done, rounds=rounds)
 
-    async def _apply_while_wanted(
+    async def _stream_while_wanted(
         self, key: WorkloadKey, step: Step, learned: list[Condition]
-    ) -> list[Expectation]:
-        """Write the decision, unless the PodCliqueSet is deleted meanwhile: then stop at
+    ) -> tuple[Step | None, int]:
+        """Stream the gangs, unless the PodCliqueSet is deleted meanwhile: then stop at
         once. A huge workload deleted mid-creation is not built on for minutes only for the
         garbage collector to take it away."""
         uid = step.pcs.metadata.uid
@@ -221,35 +240,120 @@ class Reconciler:
             pcs = found.podcliqueset if found else None
             return pcs is None or pcs.metadata.uid != uid or bool(pcs.metadata.deletion_timestamp)
 
-        writing = asyncio.create_task(self._apply(key, step, learned))
+        streaming = asyncio.create_task(self._stream(key, step, learned))
         watching = asyncio.create_task(self.model.wait_until(deleted, float("inf")))
         try:
-            await asyncio.wait({writing, watching}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({streaming, watching}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             await tasks.stop(watching)
-            if not writing.done():
+            if not streaming.done():
                 log.info("%s/%s: deleted while being written: writes stopped", *key)
-                await tasks.stop(writing)
-        return [] if writing.cancelled() else writing.result()
+                await tasks.stop(streaming)
+        if streaming.cancelled():
+            return None, 0
+        return streaming.result()
+
+    async def _stream(
+        self, key: WorkloadKey, first: Step, learned: list[Condition]
+    ) -> tuple[Step | None, int]:
+        """Move every gang on as soon as its own last writes are mirrored, not once every
+        gang's are: a large PodCliqueSet streams its gangs instead of moving them in batches.
+        At most ``gangs_in_flight`` gangs are being written at once, earlier gangs (in the
+        plan's order) first, so the first gangs are done while the last are still being
+        made. Each gang takes at most ``max_rounds`` steps in one reconcile (what keeps
+        changing is left to later events). The first error stops new steps; the steps under
+        way finish, then it is raised."""
+        step: Step | None = first
+        flying: dict[asyncio.Task[bool], str] = {}
+        steps: Counter[str] = Counter()
+        failure: BaseException | None = None
+        decisions, said = 0, asyncio.get_running_loop().time()
+        try:
+            while step is not None and not step.by_grove and failure is None:
+                busy = set(flying.values())
+                order = [gang.name for gang in step.plan.gangs]
+                started = False
+                for gang, part in step.decision.per_gang(step.workload.pods, order):
+                    if len(flying) >= self.gangs_in_flight:
+                        break
+                    if gang in busy or steps[gang] >= self.max_rounds:
+                        continue
+                    steps[gang] += 1
+                    started = True
+                    flying[asyncio.create_task(self._move(key, step, part, learned))] = gang
+                decisions += started
+                if not flying:
+                    break
+                failure = await self._land(key, step, flying)
+                if (now_ := asyncio.get_running_loop().time()) - said >= SAY_EVERY:
+                    said = now_
+                    await self.reporter.say(step.pcs)  # what the gangs did, as they go
+                step = self._decide(key, before=step)
+            if flying:  # decided writes under way: let them land
+                done = await asyncio.gather(*flying, return_exceptions=True)
+                failure = failure or next((d for d in done if isinstance(d, BaseException)), None)
+        finally:
+            for task in flying:
+                task.cancel()  # cancelled: the PodCliqueSet was deleted, or we shut down
+            await asyncio.gather(*flying, return_exceptions=True)
+            await self.reporter.say(first.pcs)
+        if isinstance(failure, Refused):
+            return (replace(step, refused=str(failure)) if step else None), decisions
+        if isinstance(failure, BackendUnavailable | PrepareFailed):
+            reason = "BackendUnavailable" if isinstance(failure, BackendUnavailable) else ""
+            await self._backend_trouble(
+                key, step or first, reason or "PreparePodsFailed", str(failure)
+            )
+        if failure is not None:
+            raise failure
+        return step, decisions
+
+    async def _land(
+        self, key: WorkloadKey, step: Step, flying: dict[asyncio.Task[bool], str]
+    ) -> BaseException | None:
+        """Wait until a gang is done and at most half the window is busy (each decision
+        looks at every gang: deciding once per finished gang would cost more than the
+        writes); the first error met. Raises _Phantom if what was written did not stay."""
+        failure: BaseException | None = None
+        unmirrored = False
+        while True:
+            finished, _ = await asyncio.wait(flying, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                flying.pop(task)
+                if (error := task.exception()) is not None:
+                    failure = failure or error
+                else:
+                    unmirrored = unmirrored or not task.result()
+            if len(flying) <= self.gangs_in_flight // 2:
+                break
+        if unmirrored and await self._unmirrored(key, step):
+            raise _Phantom()
+        return failure
+
+    async def _unmirrored(self, key: WorkloadKey, step: Step) -> bool:
+        """Own writes not shown within the wait: what was made may be collected as fast as
+        it is made. True when there is no owner (a phantom)."""
+        log.warning("%s/%s: own writes not mirrored after %.0fs", *key, self.wait_seconds)
+        return await self._owner_missing(key, step.pcs)
+
+    async def _move(
+        self, key: WorkloadKey, step: Step, part: Decision, learned: list[Condition]
+    ) -> bool:
+        """One gang's writes, then wait until the read model shows them; False if it does
+        not within the wait."""
+        expected = await self._apply(step, part, learned)
+        return await self._mirrored(key, expected)
 
     async def _apply(
-        self, key: WorkloadKey, step: Step, learned: list[Condition]
+        self, step: Step, part: Decision, learned: list[Condition]
     ) -> list[Expectation]:
         try:
-            expected = await self.actuator.apply(
-                step.decision, step.pcs, step.backend, step.workload
-            )
-        except BackendUnavailable as exc:
-            await self._backend_trouble(key, step, "BackendUnavailable", str(exc))
-            raise
-        except PrepareFailed as exc:
-            await self._backend_trouble(key, step, "PreparePodsFailed", str(exc))
-            raise
+            expected = await self.actuator.apply(part, step.pcs, step.backend, step.workload)
         except KubeError as exc:
             if exc.status != 422:
                 raise
             raise Refused(f"the API server refuses what this PodCliqueSet makes: {exc}") from exc
-        if step.decision.create_pods:
+        if part.create_pods and not any(c.type == progress.BACKEND_AVAILABLE for c in learned):
             answered = f"{step.backend} prepared the pods"
             learned.append(
                 self._condition(step, progress.BACKEND_AVAILABLE, True, "Answering", answered)

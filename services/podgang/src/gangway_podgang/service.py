@@ -56,6 +56,7 @@ async def serve(
         nc,
         config,
         max_rounds=settings.max_rounds,
+        gangs_in_flight=settings.gangs_in_flight,
         wait_seconds=settings.read_model_timeout_seconds,
         request_timeout=settings.request_timeout_seconds,
         limits=settings.limits,

@@ -14,5 +14,10 @@ class PodgangSettings(LimitSettings, ConsumerSettings):
     request_timeout_seconds: float = Field(default=10.0, gt=0)
     # How long to wait for the read model to show a message, or our own writes.
     read_model_timeout_seconds: float = Field(default=30.0, gt=0)
-    # Decide-write-wait rounds in one reconcile before leaving the rest to later events.
+    # Steps (write, then wait for it to be mirrored) one gang takes in one reconcile before
+    # the rest is left to later events.
     max_rounds: int = Field(default=8, ge=1)
+    # Gangs of one PodCliqueSet being written at once: earlier gangs move on before later
+    # ones start, so a large PodCliqueSet streams its gangs (writes stay bounded by
+    # write_concurrency across all of them).
+    gangs_in_flight: int = Field(default=64, ge=1)
