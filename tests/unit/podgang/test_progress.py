@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
+from typing import Any
 
 import yaml
+from msgspec.structs import replace
 
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
@@ -16,7 +19,7 @@ from gangway_podgang.plan import plan_podgangs
 from tests.support.crd_compat import declared_paths, version_schema
 from tests.support.manifests import fixture
 from tests.support.paths import DEPLOY_CRDS
-from tests.unit.podgang.test_decide import with_condition
+from tests.unit.podgang.test_decide import converge, converged_on, replanned, with_condition
 
 AT = "2026-01-01T00:00:00Z"
 
@@ -75,7 +78,7 @@ def test_all_lifted_is_ready_and_counts_the_available_replica() -> None:
     podgangs, pods = everything_exists(pcs, gated=False, bound=True)
     ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
     assert (ready.status, ready.reason) == ("True", "Ready")
-    counts = progress.counts(pcs, plan, podgangs, pods)
+    counts = progress.counts(pcs, plan, podgangs, pods, at=AT)
     assert (counts["replicas"], counts["availableReplicas"], counts["updatedReplicas"]) == (1, 1, 1)
     assert counts["observedGeneration"] == 3
 
@@ -85,7 +88,7 @@ def test_a_status_that_would_not_change_is_not_written() -> None:
     plan = plan_podgangs(pcs)
     podgangs, pods = everything_exists(pcs, gated=False, bound=True)
     ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
-    fields = progress.counts(pcs, plan, podgangs, pods)
+    fields = progress.counts(pcs, plan, podgangs, pods, at=AT)
     change = progress.status_change(fields, [ready])
     written = change({})
     assert written is not None
@@ -100,7 +103,7 @@ def test_the_status_written_is_what_the_crd_declares() -> None:
     plan = plan_podgangs(pcs)
     podgangs, pods = everything_exists(pcs, gated=False, bound=True)
     ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
-    written = progress.status_change(progress.counts(pcs, plan, podgangs, pods), [ready])({})
+    written = progress.status_change(progress.counts(pcs, plan, podgangs, pods, at=AT), [ready])({})
     assert written is not None
     assert written["updateProgress"]["totalPodCliquesCount"] > 0
     crd = yaml.safe_load((DEPLOY_CRDS / "grove.io_podcliquesets.yaml").read_text())
@@ -118,3 +121,50 @@ def value_paths(value: object, path: str = "") -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from value_paths(item, f"{path}[]")
+
+
+def test_an_update_says_when_it_began_which_replica_it_replaces_and_when_it_ended() -> None:
+    manifest: dict[str, Any] = {
+        "metadata": {"name": "pcs", "namespace": "ns"},
+        "spec": {"replicas": 2, "template": {"cliques": [{"name": "w", "spec": {"replicas": 2}}]}},
+    }
+    cluster = converged_on(manifest, random.Random(0))
+
+    def timing(at: str) -> dict[str, Any]:
+        pcs = from_object(manifest, PodCliqueSet)
+        plan = plan_podgangs(pcs)
+        found = progress.update_timing(plan, cluster.pods, pcs, at=at)
+        manifest["status"] = {"updateProgress": {k: v for k, v in found.items() if v is not None}}
+        return found
+
+    assert timing("t0") == {
+        "updateStartedAt": None,
+        "updateEndedAt": None,
+        "currentlyUpdating": None,
+    }
+    manifest["spec"]["template"]["cliques"][0]["spec"]["podSpec"] = {"priority": 7}
+    newer = replanned(cluster, manifest)
+    began = {"updateStartedAt": "t1", "updateEndedAt": None}
+    assert timing("t1") == {
+        **began,
+        "currentlyUpdating": [{"replicaIndex": 0, "updateStartedAt": "t1"}],
+    }
+    for pod in ("pcs-0-w-0", "pcs-0-w-1"):  # replica 0 rolled: its pods deleted
+        del cluster.pods[pod]
+    assert timing("t2") == {
+        **began,
+        "currentlyUpdating": [{"replicaIndex": 0, "updateStartedAt": "t1"}],
+    }
+    for pod in ("pcs-0-w-0", "pcs-0-w-1"):  # replica 0 back, current and scheduled
+        cluster.create_pod(pod, "pcs-0")
+        cluster.pods[pod] = replace(
+            cluster.pods[pod], spec=replace(cluster.pods[pod].spec, node_name="n")
+        )
+    assert timing("t3") == {
+        **began,
+        "currentlyUpdating": [{"replicaIndex": 1, "updateStartedAt": "t3"}],
+    }
+    converge(cluster, newer, random.Random(0))
+    ended = {"updateStartedAt": "t1", "updateEndedAt": "t4", "currentlyUpdating": None}
+    assert timing("t4") == ended
+    assert timing("t5") == ended, "an ended update keeps its times"

@@ -20,7 +20,12 @@ from typing import Any
 
 from gangway_contracts import labels
 from gangway_contracts.codec import to_object
-from gangway_contracts.grove import PodCliqueSet, PodGang, topology_constraints
+from gangway_contracts.grove import (
+    PodCliqueSet,
+    PodGang,
+    UpdateProgress,
+    topology_constraints,
+)
 from gangway_contracts.k8s import Condition
 from gangway_contracts.pods import Pod
 from gangway_podgang.decide import condition_true_now, initialized_status, outdated, scheduled
@@ -140,13 +145,24 @@ def topology_resolved(pcs: PodCliqueSet, plan: Plan, at: str) -> Condition | Non
     return condition(pcs, TOPOLOGY_RESOLVED, False, "TopologyUnresolved", message, at=at)
 
 
-def counts(
-    pcs: PodCliqueSet, plan: Plan, podgangs: Mapping[str, PodGang], pods: Mapping[str, Pod]
-) -> dict[str, Any]:
-    """Replica counts and per-gang phases, as Grove's status reports them."""
-    by_replica: dict[int, list[PlannedGang]] = {}
+def _by_replica(plan: Plan) -> dict[int, list[PlannedGang]]:
+    found: dict[int, list[PlannedGang]] = {}
     for gang in plan.gangs:
-        by_replica.setdefault(gang.pcs_replica, []).append(gang)
+        found.setdefault(gang.pcs_replica, []).append(gang)
+    return found
+
+
+def counts(
+    pcs: PodCliqueSet,
+    plan: Plan,
+    podgangs: Mapping[str, PodGang],
+    pods: Mapping[str, Pod],
+    *,
+    at: str,
+) -> dict[str, Any]:
+    """Replica counts and per-gang phases, as Grove's status reports them; ``at``: now,
+    should an update start or end."""
+    by_replica = _by_replica(plan)
     available = sum(
         1 for gangs in by_replica.values() if any(g.is_base and scheduled(g, pods) for g in gangs)
     )
@@ -166,7 +182,10 @@ def counts(
         f"{labels.MANAGED_BY}={labels.MANAGED_BY_GANGWAY}",
         "availableReplicas": available,
         "updatedReplicas": updated,
-        "updateProgress": update_progress(plan, pods),
+        "updateProgress": {
+            **update_progress(plan, pods),
+            **update_timing(plan, pods, pcs, at=at),
+        },
         "podGangStatuses": [
             {
                 "name": gang.name,
@@ -203,6 +222,52 @@ def update_progress(plan: Plan, pods: Mapping[str, Pod]) -> dict[str, int]:
     }
 
 
+def update_timing(
+    plan: Plan, pods: Mapping[str, Pod], pcs: PodCliqueSet, *, at: str
+) -> dict[str, Any]:
+    """When the template change under way began (``updateStartedAt``) and, once every pod
+    is current and every gang scheduled again, ended (``updateEndedAt``); the replicas
+    being replaced now (``currentlyUpdating``, RollingRecreate only, as Grove sets it).
+    Level-triggered: the times come from the status as written, ``at`` only for what
+    starts or ends now. None: absent (a merge patch removes it)."""
+    by_replica = _by_replica(plan)
+    was = (pcs.status.update_progress if pcs.status else None) or UpdateProgress()
+
+    def settled(replica: int) -> bool:
+        return all(
+            scheduled(g, pods) and all(current(group, pods) for group in g.podgroups)
+            for g in by_replica[replica]
+        )
+
+    stale = sorted(
+        replica
+        for replica, gangs in by_replica.items()
+        if any(outdated(group, pods.get(pod)) for g in gangs for group, _, pod in g.pods)
+    )
+    before = {u.replica_index: u.update_started_at for u in was.currently_updating}
+    updating = {r: before[r] or at for r in before if r in by_replica and not settled(r)}
+    # Then the lowest replica holding an outdated pod: decide rolls it once the one before
+    # is back (its pods deleted, it holds none, and is updating until it is back).
+    if stale and not updating and pcs.spec.rolls_updates:
+        updating[stale[0]] = at
+    ongoing = was.update_started_at is not None and was.update_ended_at is None
+    if stale or updating:
+        return {
+            "updateStartedAt": was.update_started_at if ongoing else at,
+            "updateEndedAt": None,
+            "currentlyUpdating": [
+                {"replicaIndex": r, "updateStartedAt": started}
+                for r, started in sorted(updating.items())
+            ],
+        }
+    ended = at if ongoing else was.update_ended_at
+    return {
+        "updateStartedAt": was.update_started_at,
+        "updateEndedAt": ended,
+        "currentlyUpdating": None,
+    }
+
+
 def status_change(fields: dict[str, Any], conditions: Iterable[Condition]) -> StatusChange:
     """The change a status patch applies: these counts and conditions, others' kept."""
     wanted_conditions = tuple(conditions)
@@ -214,11 +279,23 @@ def status_change(fields: dict[str, Any], conditions: Iterable[Condition]) -> St
             after = merged_conditions(merged, wanted)
             if after is not None:
                 merged, changed = after, True
-        if not changed and all(status.get(k) == v for k, v in fields.items()):
+        if not changed and _patched_already(status, fields):
             return None
         return {**fields, "conditions": merged}
 
     return change
+
+
+def _patched_already(found: Any, patch: Any) -> bool:
+    """Applying ``patch`` as a JSON merge patch (RFC 7386) to ``found`` changes nothing:
+    None removes a field, a mapping merges into one, anything else replaces."""
+    if patch is None:
+        return found is None
+    if isinstance(patch, dict):
+        return isinstance(found, dict) and all(
+            _patched_already(found.get(k), v) for k, v in patch.items()
+        )
+    return bool(found == patch)
 
 
 def current_status(pcs: PodCliqueSet) -> dict[str, Any]:

@@ -469,7 +469,8 @@ class Reconciler:
             conditions += learned  # others, written before, the status keeps
             if (features := await self._features(key, step)) is not None:
                 conditions.append(features)
-        fields = progress.counts(pcs, step.plan, step.workload.podgangs, step.workload.pods)
+        workload = step.workload
+        fields = progress.counts(pcs, step.plan, workload.podgangs, workload.pods, at=now())
         change = progress.status_change(fields, conditions)
         current = progress.current_status(pcs)
         try:
