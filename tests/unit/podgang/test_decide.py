@@ -191,6 +191,12 @@ def converge(
         assert decision == decide(gangs, "ns", None, cluster.observed(), PCS_UID), "deterministic"
         parts = decision.per_gang(cluster.pods, order)
         assert_partition(decision, [part for _, part in parts])
+        if not decision.delete_pods:  # nothing rolled: a partial decision may be taken
+            focus = {g.name for g in gangs if rng.random() < 0.5}
+            partial = decide(gangs, "ns", None, cluster.observed(), PCS_UID, focus=focus)
+            assert partial.per_gang(cluster.pods, order) == [
+                (name, part) for name, part in parts if name in focus
+            ], "a partial decision is the whole one's part for those gangs"
         lossy = flaky and round_ < 20
 
         def keep(lossy: bool = lossy) -> bool:

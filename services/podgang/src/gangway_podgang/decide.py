@@ -23,7 +23,7 @@ The order GREP-375 wants falls out of the rules:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -263,15 +263,20 @@ def decide(
     owner_uid: str,
     *,
     rolling: bool = True,
+    focus: Collection[str] | None = None,
 ) -> Decision:
     """``owner_uid``: the PodCliqueSet's; a PodGang it does not control is never deleted,
     even if it says it is part of the PodCliqueSet. ``rolling``: a template change replaces
     running gangs (RollingRecreate); False (OnDelete): only pods deleted by someone else
-    come back at the new template."""
+    come back at the new template. ``focus``: decide for these gangs alone, deleting
+    nothing and rolling nothing (a part of the decision, for the gangs whose objects
+    changed since the whole was decided, and only while the whole rolled nothing)."""
     planned = {gang.name: gang for gang in gangs}
     by_gang: dict[str, list[Pod]] = {}
-    for pod in observed.pods.values():
+    for pod in observed.pods.values() if focus is None else ():
         by_gang.setdefault(pod.metadata.labels.get(labels.PODGANG, ""), []).append(pod)
+    if focus is not None:
+        gangs = tuple(g for g in gangs if g.name in focus)
 
     create_podgangs = tuple(g for g in gangs if g.name not in observed.podgangs)
     delete_podgangs = tuple(
@@ -282,6 +287,8 @@ def decide(
             and not live.metadata.deletion_timestamp
             and controlled_by(live.metadata, owner_uid)
         )
+        if focus is None
+        else ()
     )
     update_specs: list[tuple[PodGang, PodGangSpec]] = []
     create_pods: list[PodsToCreate] = []
@@ -289,11 +296,11 @@ def decide(
     set_initialized: list[tuple[PodGang, bool]] = []
     lift_gates: list[Pod] = []
     set_placement: list[tuple[PodGang, Placement]] = []
-    rolled = _to_roll(gangs, observed, by_gang) if rolling else []
+    rolled = _to_roll(gangs, observed, by_gang) if rolling and focus is None else []
     # A gang being replaced, and a scaled gang whose base is, is not lifted in the same
     # round: the deletes may land and the lift not, or the lift first.
     deleted = set(rolled)
-    replaced = {g.name for g in gangs if any(pod in deleted for _, _, pod in g.pods)}
+    replaced = {g.name for g in gangs if deleted and any(pod in deleted for _, _, pod in g.pods)}
 
     for gang in gangs:
         live = observed.podgangs.get(gang.name)

@@ -17,8 +17,8 @@ the PodCliqueSet names; a constraint that cannot be resolved is left out and rep
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import msgspec
 
@@ -80,11 +80,13 @@ class PlannedGang:
     def is_base(self) -> bool:
         return self.name == self.base
 
-    @property
-    def pods(self) -> Iterator[tuple[PlannedPodGroup, int, str]]:
-        for group in self.podgroups:
-            for index, pod in enumerate(group.pods):
-                yield group, index, pod
+    @cached_property
+    def pods(self) -> tuple[tuple[PlannedPodGroup, int, str], ...]:
+        """Every pod of the gang with its podgroup and index (made once: each decision
+        reads it for every gang)."""
+        return tuple(
+            (group, index, pod) for group in self.podgroups for index, pod in enumerate(group.pods)
+        )
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The podgang service's read model: every PodCliqueSet, PodGang, Pod and topology binding,
-kept in memory from the OBJECTS stream and grouped by the PodCliqueSet they belong to.
+kept in memory from the OBJECTS stream and grouped by the PodCliqueSet they belong to (pods
+and PodGangs as :mod:`gangway_podgang.compact` keeps them).
 
 A consumer of its own replays the stream from the start and then follows it, so the model is
 the store's state as of the last stream sequence applied. A handler that took a message with
@@ -28,6 +29,7 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGan
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
+from gangway_podgang.compact import compact_pod, interned
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,8 @@ class Workload:
     podcliqueset: PodCliqueSet | None = None
     podgangs: dict[str, PodGang] = field(default_factory=dict)
     pods: dict[str, Pod] = field(default_factory=dict)
+    # The gangs whose PodGang or pods changed since the reconciler last took them.
+    touched: set[str] = field(default_factory=set)
 
     def copy(self) -> Workload:
         return Workload(self.podcliqueset, dict(self.podgangs), dict(self.pods))
@@ -194,9 +198,11 @@ class ReadModel:
         if isinstance(obj, PodCliqueSet):
             workload.podcliqueset = obj
         elif isinstance(obj, PodGang):
-            workload.podgangs[record.name] = obj
+            workload.podgangs[record.name] = interned(obj)
+            workload.touched.add(record.name)
         else:
-            workload.pods[record.name] = obj
+            workload.pods[record.name] = compact_pod(obj)
+            workload.touched.add(obj.metadata.labels.get(labels.PODGANG, ""))
         self._filed[ident] = key
 
     def _remove(self, kind: str, key: WorkloadKey, name: str) -> None:
@@ -207,8 +213,9 @@ class ReadModel:
             workload.podcliqueset = None
         elif kind == Kind.PODGANG:
             workload.podgangs.pop(name, None)
-        else:
-            workload.pods.pop(name, None)
+            workload.touched.add(name)
+        elif (pod := workload.pods.pop(name, None)) is not None:
+            workload.touched.add(pod.metadata.labels.get(labels.PODGANG, ""))
         if workload.podcliqueset is None and not workload.podgangs and not workload.pods:
             del self._workloads[key]
 
@@ -217,6 +224,14 @@ class ReadModel:
         change a decision being made."""
         found = self._workloads.get(key)
         return found.copy() if found else Workload()
+
+    def take_touched(self, key: WorkloadKey) -> set[str]:
+        """The gangs whose PodGang or pods changed since the last call, and forget them."""
+        found = self._workloads.get(key)
+        if found is None:
+            return set()
+        touched, found.touched = found.touched, set()
+        return touched
 
     def peek(self, key: WorkloadKey) -> Workload | None:
         """The model's own entry, not a copy: for quick checks that do not await."""

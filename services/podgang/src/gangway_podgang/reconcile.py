@@ -84,6 +84,7 @@ class _Phantom(Exception):
 
 GROVE_DRIVEN: Final = "DrivenByGrove"
 SAY_EVERY: Final = 5.0  # seconds between a streaming reconcile's Events of its steps
+WHOLE_EVERY: Final = 5.0  # seconds between a streaming reconcile's looks at every gang
 
 
 class Refused(Exception):
@@ -168,10 +169,13 @@ class Reconciler:
             )
             return outcome
 
-    def _decide(self, key: WorkloadKey, before: Step | None = None) -> Step | None:
+    def _decide(
+        self, key: WorkloadKey, before: Step | None = None, focus: set[str] | None = None
+    ) -> Step | None:
         """What to write now. The plan ``before`` was made from is used again while the
         PodCliqueSet and its topology binding are the same (planning a large PodCliqueSet
-        costs more than deciding)."""
+        costs more than deciding); ``focus``: only for these gangs, while the plan holds
+        (a new plan is decided whole)."""
         workload = self.model.workload(key)
         pcs = workload.podcliqueset
         if pcs is None or pcs.metadata.deletion_timestamp:
@@ -193,7 +197,7 @@ class Reconciler:
         if before is not None and _same_spec(before, pcs, binding):
             plan = before.plan
         else:
-            plan = plan_podgangs(pcs, binding)
+            plan, focus = plan_podgangs(pcs, binding), None
         decision = decide(
             plan.gangs,
             pcs.metadata.namespace,
@@ -201,6 +205,7 @@ class Reconciler:
             Observed(podgangs=workload.podgangs, pods=workload.pods),
             owner_uid=pcs.metadata.uid,
             rolling=pcs.spec.rolls_updates,
+            focus=focus,
         )
         return Step(pcs, workload, backend, plan, decision, binding=binding)
 
@@ -267,7 +272,10 @@ class Reconciler:
         flying: dict[asyncio.Task[bool], str] = {}
         steps: Counter[str] = Counter()
         failure: BaseException | None = None
-        decisions, said = 0, asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        decisions, said, whole_at = 0, loop.time(), loop.time()
+        whole = True  # the step decides for every gang (else for those that changed)
+        self.model.take_touched(key)  # what changes from here on
         try:
             while step is not None and not step.by_grove and failure is None:
                 busy = set(flying.values())
@@ -283,12 +291,23 @@ class Reconciler:
                     flying[asyncio.create_task(self._move(key, step, part, learned))] = gang
                 decisions += started
                 if not flying:
-                    break
+                    if whole:
+                        break  # nothing any gang can do now: done, or others must act
+                    whole = True  # only the changed gangs were looked at: now all
+                    step = self._decide(key, before=step)
+                    continue
                 failure = await self._land(key, step, flying)
-                if (now_ := asyncio.get_running_loop().time()) - said >= SAY_EVERY:
-                    said = now_
+                if loop.time() - said >= SAY_EVERY:
+                    said = loop.time()
                     await self.reporter.say(step.pcs)  # what the gangs did, as they go
-                step = self._decide(key, before=step)
+                # A look at every gang now and then, and while a roll is under way;
+                # otherwise at the gangs whose objects changed and the next to start.
+                whole = bool(step.decision.delete_pods) or loop.time() - whole_at >= WHOLE_EVERY
+                if whole:
+                    whole_at = loop.time()
+                step = self._decide(
+                    key, before=step, focus=None if whole else self._focus(key, step)
+                )
             if flying:  # decided writes under way: let them land
                 done = await asyncio.gather(*flying, return_exceptions=True)
                 failure = failure or next((d for d in done if isinstance(d, BaseException)), None)
@@ -307,6 +326,18 @@ class Reconciler:
         if failure is not None:
             raise failure
         return step, decisions
+
+    def _focus(self, key: WorkloadKey, step: Step) -> set[str]:
+        """The gangs a partial decision looks at: those whose PodGang or pods changed, the
+        scaled gangs of a changed base, and the next gangs not made yet (as many as may be
+        in flight)."""
+        touched = self.model.take_touched(key)
+        found = self.model.peek(key)
+        made = found.podgangs if found else {}
+        gangs = step.plan.gangs
+        scaled = {g.name for g in gangs if not g.is_base and g.base in touched}
+        unmade = [g.name for g in gangs if g.name not in made][: self.gangs_in_flight]
+        return touched | scaled | set(unmade)
 
     async def _land(
         self, key: WorkloadKey, step: Step, flying: dict[asyncio.Task[bool], str]
