@@ -27,7 +27,7 @@ __all__ = ["ApiResource", "ApiSession", "Kube", "KubeError", "KubeconfigError", 
 # etcd refuses values over 1.5 MiB, so one watch line (one object) is never larger than this.
 MAX_EVENT_BYTES: Final = 8 << 20
 REQUEST_TIMEOUT: Final = 60.0
-CONNECTIONS: Final = 100  # per session, as client-go's and kubernetes_asyncio's pools
+CONNECTIONS: Final = 100  # per session by default, as kubernetes_asyncio's pool
 
 REQUESTS = Counter(
     "gangway_api_requests",
@@ -126,10 +126,10 @@ class Transport(Protocol):
 class ApiSession:
     """One API server, its credentials and one pool of connections to it."""
 
-    def __init__(self, credentials: Credentials) -> None:
+    def __init__(self, credentials: Credentials, connections: int = CONNECTIONS) -> None:
         self.credentials = credentials
         self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(ssl=credentials.tls, limit=CONNECTIONS)
+            connector=aiohttp.TCPConnector(ssl=credentials.tls, limit=connections)
         )
 
     async def send(
@@ -170,11 +170,12 @@ class ApiSession:
         await self.close()
 
 
-async def api_client(kubeconfig: Path | None = None) -> ApiSession:
-    """In-cluster credentials inside a pod, else the kubeconfig (given, $KUBECONFIG, ~/.kube)."""
+async def api_client(kubeconfig: Path | None = None, connections: int = CONNECTIONS) -> ApiSession:
+    """In-cluster credentials inside a pod, else the kubeconfig (given, $KUBECONFIG, ~/.kube);
+    at most ``connections`` open at once."""
     if kubeconfig is None and "KUBERNETES_SERVICE_HOST" in os.environ:
-        return ApiSession(in_cluster())
-    return ApiSession(from_kubeconfig(kubeconfig))
+        return ApiSession(in_cluster(), connections)
+    return ApiSession(from_kubeconfig(kubeconfig), connections)
 
 
 class Kube:

@@ -60,7 +60,8 @@ async def connections(name: str, settings: ServiceSettings) -> AsyncIterator[Con
             probes.ready_when("streams", provisioned.is_set)
             await wait_for_streams(js, settings)
             provisioned.set()
-            async with await api_client(settings.kubeconfig) as api, _reset_ends(js, settings):
+            api_session = await api_client(settings.kubeconfig, settings.api_connections)
+            async with api_session as api, _reset_ends(js, settings):
                 yield Connections(nc=nc, js=js, kube=Kube(api), probes=probes)
         finally:
             with contextlib.suppress(Exception):  # already closed or never connected

@@ -50,6 +50,9 @@ class ServiceSettings(BaseSettings):
     subject_prefix: str = DEFAULT_PREFIX
     # Unset: in-cluster service account, else $KUBECONFIG / ~/.kube/config.
     kubeconfig: Path | None = None
+    # Connections to the API server at once (HTTP/1.1: one request each; each TLS
+    # connection holds about 200 KiB of buffers). Requests beyond wait for one.
+    api_connections: int = Field(default=32, ge=1)
     http_host: str = "0.0.0.0"
     http_port: int = Field(default=8080, ge=0, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"  # any case: info, Info

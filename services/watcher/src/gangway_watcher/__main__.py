@@ -15,6 +15,9 @@ NAME = "watcher"
 
 async def main(settings: WatcherSettings) -> None:
     resources = mirrored_resources(settings.scheduler_config())
+    # Each watch holds a connection for as long as it lasts: room for them beside the lists.
+    pool = settings.api_connections + len(resources)
+    settings = settings.model_copy(update={"api_connections": pool})
     async with connections(settings.subjects.service_name(NAME), settings) as conn:
         watcher = Watcher(conn.kube, conn.js, settings.subjects, resources, settings)
         conn.probes.ready_when("synced", watcher.ready)
