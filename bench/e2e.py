@@ -56,11 +56,13 @@ from typing import Any, Final
 import msgspec
 import nats
 import yaml
+from floor import run_floor  # bench/floor.py, beside this script
 from measure import proc_usage  # bench/measure.py, beside this script
 from prometheus_client.parser import text_string_to_metric_families
 
 from gangway_backend_kai.translate import QUEUE_LABEL
 from gangway_cli import cluster
+from gangway_cli.backends import builtin_backend
 from gangway_cli.services import LocalServices, services_for
 from gangway_cli.timeline import gang_latencies, percentile
 from gangway_cli.up import LocalWebhook
@@ -72,6 +74,7 @@ from gangway_contracts.config import (
     KAI_SCHEDULER,
     KOORDINATOR,
     VOLCANO,
+    SchedulerConfig,
     load_operator_config,
 )
 from gangway_contracts.events import AnyJournalEvent
@@ -91,16 +94,18 @@ NAMESPACE: Final = "bench"
 DEPARTMENT: Final = "bench-department"  # KAI schedules only from a queue with a parent
 PODS_PER_GANG: Final = 2
 WRITE_VERBS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-# What the flow writes for each gang (resource/subresource); the PodCliqueSet's status and
-# Events are counted apart (per PodCliqueSet, and in all).
-GANG_RESOURCES: Final = frozenset(
-    {"pods", "pods/status", "podgangs", "podgangs/status", "workloads", "podgroups"}
-)
+# What Gangway writes for each gang (resource/subresource); the PodCliqueSet's status and
+# Events are counted apart (per PodCliqueSet, and in all). pods/status and podgroups/status
+# are the scheduler's and kwok's (binding, Running), not Gangway's.
+GANG_RESOURCES: Final = frozenset({"pods", "podgangs", "podgangs/status", "workloads", "podgroups"})
 PODCLIQUESET_STATUS: Final = "podcliquesets/status"
 EVENTS: Final = "events"
 READ_VERBS: Final = frozenset({"GET", "LIST", "WATCH"})
 DONE_WITHIN: Final = 900.0
 POLL_EVERY: Final = 0.5
+FLOOR_NAMESPACE: Final = "bench-floor"
+FLOOR_GANGS_IN_FLIGHT: Final = 64
+BOUND_KEY: Final = "submit → every pod bound (PodScheduled, whole seconds), s"
 
 
 def least_writes_per_gang(scheduler: str, gang: bool, placed: bool) -> dict[str, int]:
@@ -124,6 +129,8 @@ class Run:
     podcliquesets: int
     replicas: int
     nodes: int = 0
+    interval: float = 0.0  # seconds between two PodCliqueSets' submissions (0: all at once)
+    floor: bool = False  # then the floor, on the same control plane (bench/floor.py)
 
     @property
     def placed(self) -> bool:
@@ -137,6 +144,12 @@ class Run:
     @property
     def pods(self) -> int:
         return self.gangs * PODS_PER_GANG
+
+    @property
+    def pods_per_node(self) -> int:
+        """Room for every pod, the floor's too, on the nodes."""
+        wanted = -(-self.pods * (2 if self.floor else 1) // max(self.nodes, 1)) + 10
+        return max(110, wanted)
 
     def config(self) -> dict[str, Any]:
         """default-scheduler and KAI, as ``gangway up`` runs them, and Coscheduling,
@@ -211,11 +224,12 @@ def messages_sent(url: str) -> Counter[str]:
 @dataclass(frozen=True)
 class Measured:
     submitted: float  # epoch seconds
+    submit_times: dict[str, float]  # PodCliqueSet → epoch seconds its create was sent
     journals: list[list[AnyJournalEvent]]  # one per PodCliqueSet
     writes: Counter[str]  # "resource[/subresource] code" → API write requests
     reads: Counter[str]  # "VERB resource" → API reads (the benchmark's polls are LIST pods)
     own_reads: int  # the benchmark's: its polls of the pods
-    bound: dict[str, float]  # gang → epoch seconds its last pod was bound, with a scheduler
+    bound: dict[tuple[str, str], float]  # (PodCliqueSet, gang) → its last pod bound, epoch s
     sent: Counter[str]  # connection name → NATS messages sent
     stored: Counter[str]  # stream → messages stored
     usage: dict[str, tuple[float, int]]  # process → CPU s, peak RSS MiB
@@ -273,7 +287,8 @@ async def bench(run: Run) -> dict[str, Any]:
         NatsServer.start() as server,
     ):
         if run.placed:
-            cp.add_nodes(NodePool(count=run.nodes), ready_within=300)
+            pool = NodePool(count=run.nodes, max_pods=run.pods_per_node)
+            cp.add_nodes(pool, ready_within=300)
         webhook = LocalWebhook.make(work / "admission", "127.0.0.1")
         settings = {
             "GANGWAY_NATS_URL": server.url,
@@ -286,9 +301,12 @@ async def bench(run: Run) -> dict[str, Any]:
         )
         try:
             await cluster.register(cp.kubeconfig, webhook.registration())
-            return await _measure(run, cp, server, services)
+            report = await _measure(run, cp, server, services)
         finally:
             services.stop()
+        if run.floor:
+            report |= await _floor(run, cp, config, report)
+        return report
 
 
 async def _measure(
@@ -304,33 +322,20 @@ async def _measure(
         js, subjects = nc.jetstream(), Subjects()
         before = await Snapshot.take(kube, server)
         submitted = time.time()
-        await asyncio.gather(
-            *(kube.request("POST", PODCLIQUESETS.path(NAMESPACE), body=p) for p in submissions)
-        )
+        submit_times = await _submit(kube, submissions, run.interval)
         deadline = time.monotonic() + DONE_WITHIN
         while await journal_count(js, subjects, "GatesLifted") < run.gangs:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"gates not all lifted after {DONE_WITHIN:.0f} s")
             await asyncio.sleep(0.2)
-        polls = 0
-        while run.placed:
-            polls += 1
-            pods = msgspec.json.decode(await kube.request("GET", PODS.path(NAMESPACE)))["items"]
-            if sum(p["status"].get("phase") == "Running" for p in pods) == run.pods:
-                break
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"pods not all Running after {DONE_WITHIN:.0f} s")
-            await asyncio.sleep(POLL_EVERY)
+        polls = await _until_running(kube, NAMESPACE, deadline) if run.placed else 0
         await asyncio.sleep(3)  # the last status writes after the last gate or phase
         after = await Snapshot.take(kube, server)
         usage = {name: proc_usage(pid) for name, pid in _processes(cp, server, services).items()}
         pods = msgspec.json.decode(await kube.request("GET", PODS.path(NAMESPACE)))["items"]
         assert len(pods) == run.pods, "not every pod was created"
         assert not [p for p in pods if p["spec"].get("schedulingGates")], "pods still gated"
-        bound: dict[str, float] = {}
-        for pod in pods if run.placed else []:
-            gang = pod["metadata"]["labels"][labels.PODGANG]
-            bound[gang] = max(bound.get(gang, 0.0), bound_at(pod))
+        bound = _bound(pods) if run.placed else {}
         journals = [
             await journal.read(js, subjects, NAMESPACE, p["metadata"]["name"]) for p in submissions
         ]
@@ -339,6 +344,7 @@ async def _measure(
         run,
         Measured(
             submitted=submitted,
+            submit_times=submit_times,
             journals=journals,
             writes=after.writes - before.writes,
             reads=after.reads - before.reads,
@@ -351,6 +357,85 @@ async def _measure(
     )
 
 
+async def _until_running(kube: Kube, namespace: str, deadline: float) -> int:
+    """Poll until no pod of the namespace is other than Running (each poll lists only
+    those, so a large run's polls stay small); how many polls it took."""
+    polls = 0
+    path = PODS.path(namespace) + "?fieldSelector=status.phase!%3DRunning"
+    while True:
+        polls += 1
+        if not msgspec.json.decode(await kube.request("GET", path))["items"]:
+            return polls
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"pods not all Running after {DONE_WITHIN:.0f} s")
+        await asyncio.sleep(POLL_EVERY)
+
+
+async def _floor(
+    run: Run, cp: ControlPlane, config: SchedulerConfig, gangway: dict[str, Any]
+) -> dict[str, Any]:
+    """The floor for the same gangs on the same control plane and scheduler, once Gangway's
+    services are stopped (bench/floor.py), and Gangway's times as ratios of it."""
+    async with Kube(await api_client(cp.kubeconfig)) as kube:
+        body = {"metadata": {"name": FLOOR_NAMESPACE}}
+        await kube.request("POST", "/api/v1/namespaces", body=body)
+        manifests = [
+            {**pcs, "metadata": {**pcs["metadata"], "namespace": FLOOR_NAMESPACE}}
+            for pcs in run.podcliquesets_to_submit()
+        ]
+        backend = builtin_backend(run.scheduler, config)
+        started = time.time()
+        times = await run_floor(kube, config, backend, manifests, FLOOR_GANGS_IN_FLIGHT)
+        if run.placed:
+            await _until_running(kube, FLOOR_NAMESPACE, time.monotonic() + DONE_WITHIN)
+        running = time.time()
+        pods = msgspec.json.decode(await kube.request("GET", PODS.path(FLOOR_NAMESPACE)))["items"]
+    assert len(pods) == run.pods, "the floor did not create every pod"
+    lifted = max(times.lifted.values()) - started
+    report: dict[str, Any] = {
+        "floor: API writes per gang": round(times.writes / run.gangs, 2),
+        "floor: start → every pod created, s": round(max(times.created.values()) - started, 2),
+        "floor: start → every gate lifted, s": round(lifted, 2),
+        "floor: per gang, start → gates lifted, p50 / p99 / max, s": _spread(
+            [at - started for at in times.lifted.values()]
+        ),
+    }
+    ratios = {"gates lifted": gangway["submit → every gate lifted, s"] / lifted}
+    if run.placed:
+        bound = max(_bound(pods).values()) - started
+        report["floor: start → every pod bound (PodScheduled, whole seconds), s"] = round(bound, 1)
+        report["floor: start → every pod Running (seen by a poll), s"] = round(running - started, 1)
+        ratios["pods bound"] = gangway[BOUND_KEY] / bound
+        ratios["pods Running"] = gangway["submit → every pod Running, s"] / (running - started)
+    report["Gangway ÷ floor"] = {what: f"{ratio:.2f}" for what, ratio in ratios.items()}
+    return report
+
+
+async def _submit(
+    kube: Kube, submissions: list[dict[str, Any]], interval: float
+) -> dict[str, float]:
+    """Create the PodCliqueSets, all at once or one every ``interval`` s; when each was sent."""
+    sent: dict[str, float] = {}
+
+    async def one(pcs: dict[str, Any], delay: float) -> None:
+        await asyncio.sleep(delay)
+        sent[pcs["metadata"]["name"]] = time.time()
+        await kube.request("POST", PODCLIQUESETS.path(pcs["metadata"]["namespace"]), body=pcs)
+
+    await asyncio.gather(*(one(pcs, i * interval) for i, pcs in enumerate(submissions)))
+    return sent
+
+
+def _bound(pods: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
+    """(PodCliqueSet, gang) → when its last pod was bound."""
+    bound: dict[tuple[str, str], float] = {}
+    for pod in pods:
+        found = pod["metadata"]["labels"]
+        key = (found[labels.PART_OF], found[labels.PODGANG])
+        bound[key] = max(bound.get(key, 0.0), bound_at(pod))
+    return bound
+
+
 def bound_at(pod: dict[str, Any]) -> float:
     """When the scheduler bound the pod: its PodScheduled=True transition (whole seconds)."""
     for found in pod["status"].get("conditions") or []:
@@ -361,6 +446,12 @@ def bound_at(pod: dict[str, Any]) -> float:
 
 def _processes(cp: ControlPlane, server: NatsServer, services: LocalServices) -> dict[str, int]:
     return {**services.pids(), **server.pids(), **cp.pids()}
+
+
+def _spread(values: list[float]) -> str:
+    return " / ".join(
+        f"{v:.2f}" for v in (percentile(values, 50), percentile(values, 99), max(values))
+    )
 
 
 def _running(event: AnyJournalEvent) -> bool:
@@ -387,11 +478,6 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
     def per_gang(counts: Counter[str]) -> dict[str, float]:
         return {name: round(n / run.gangs, 2) for name, n in sorted(counts.items())}
 
-    def spread(values: list[float]) -> str:
-        return " / ".join(
-            f"{v:.2f}" for v in (percentile(values, 50), percentile(values, 99), max(values))
-        )
-
     placed: dict[str, Any] = {}
     if run.placed:
         # Each gang's first PodGangPhaseChanged once its Pending/Starting ones are left out.
@@ -404,16 +490,14 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
             ).values()
         ]
         placed = {
-            "submit → every pod bound (PodScheduled, whole seconds), s": round(
-                max(m.bound.values()) - m.submitted, 1
-            ),
-            "per gang, submit → all its pods bound, p50 / p99 / max, s": spread(
-                [at - m.submitted for at in m.bound.values()]
+            BOUND_KEY: round(max(m.bound.values()) - m.submitted, 1),
+            "per gang, its PodCliqueSet submitted → its pods bound, p50 / p99 / max, s": _spread(
+                [at - m.submit_times[pcs] for (pcs, _), at in m.bound.items()]
             ),
             "submit → every pod Running, s": round(
                 max(e.at.timestamp() for e in every if _running(e)) - m.submitted, 2
             ),
-            "per gang, observed → Running, p50 / p99 / max, s": spread(running),
+            "per gang, observed → Running, p50 / p99 / max, s": _spread(running),
         }
     return {
         "scheduler": run.scheduler + (" (Workload API)" if gang_on else ""),
@@ -423,7 +507,7 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
         "submit → every pod created, s": since_submit(ev.PodsCreated),
         "submit → every gate lifted, s": since_submit(ev.GatesLifted),
         **placed,
-        "per gang, observed → gates lifted, p50 / p99 / max, s": spread(latencies),
+        "per gang, observed → gates lifted, p50 / p99 / max, s": _spread(latencies),
         "API writes for the gangs, per gang": round(writes_to(GANG_RESOURCES) / run.gangs, 2),
         "least a gang needs": (
             f"{sum(least.values())} ({least['podgang']} podgang + {least['backend']} backend)"
@@ -466,6 +550,18 @@ def main() -> None:
     parser.add_argument("--podcliquesets", type=int, default=1)
     parser.add_argument("--replicas", type=int, default=500, help="gangs per PodCliqueSet")
     parser.add_argument(
+        "--interval",
+        type=float,
+        default=0.0,
+        help="seconds between two PodCliqueSets' submissions (default 0: all at once)",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="then, on the same control plane, the least writes for the same gangs sent "
+        "straight to the API server (bench/floor.py); Gangway's times as ratios of its",
+    )
+    parser.add_argument(
         "--nodes",
         type=int,
         default=100,
@@ -473,7 +569,15 @@ def main() -> None:
     )
     args = parser.parse_args()
     print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    run = Run(args.scheduler, args.gang, args.podcliquesets, args.replicas, args.nodes)
+    run = Run(
+        args.scheduler,
+        args.gang,
+        args.podcliquesets,
+        args.replicas,
+        args.nodes,
+        interval=args.interval,
+        floor=args.floor,
+    )
     for key, value in asyncio.run(bench(run)).items():
         if isinstance(value, dict):
             print(f"{key}:")

@@ -6,9 +6,10 @@ large one is built.
 
 Run from the checkout's root (it uses the chaos suite's system: every service its own
 process, a fresh nats-server, kube-apiserver with the garbage collector, no scheduler).
-Reports every service's peak RSS (VmHWM) idle, then podgang's after a PodCliqueSet of
-``--refuse`` gangs (over the ceiling: refused before planning) has been seen for 20 s, and
-once every PodGang of one of ``--build`` gangs of 2 pods exists, plus 10 s.
+Reports every service's peak RSS (VmHWM; VmRSS beside it) idle, then podgang's after a
+PodCliqueSet of ``--refuse`` gangs (over the ceiling: refused before planning) has been
+seen for 20 s, and once every PodGang of one of ``--build`` gangs of 2 pods exists, plus
+10 s.
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ SETTLE_SECONDS = 10.0
 
 
 def peak_rss(pid: int) -> str:
-    """The process's peak resident memory so far (VmHWM)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    kib = next(line for line in status.splitlines() if line.startswith("VmHWM")).split()[1]
-    return f"{int(kib) // 1024} MiB"
+    """The process's peak resident memory so far (VmHWM), and what it holds now (VmRSS)."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+
+    def mib(field: str) -> int:
+        return int(next(line for line in status if line.startswith(field)).split()[1]) // 1024
+
+    return f"{mib('VmHWM')} MiB (now {mib('VmRSS')} MiB)"
 
 
 async def bench(refuse: int, build: int) -> None:
