@@ -31,7 +31,7 @@ import logging
 import random
 from collections.abc import AsyncIterator, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
 import aiohttp
 from nats.aio.msg import Msg
@@ -207,6 +207,24 @@ class KeyQueue(Generic[K, M]):
         return not self._waiting and not self._active and not self._parked
 
 
+# How long the second fetch of fetch_ready waits for the server's answer: it answers at once
+# (what it holds, or that it holds nothing), so this only bounds a lost reply.
+_DRAIN_SECONDS: Final = 0.05
+
+
+async def fetch_ready(sub: JetStreamContext.PullSubscription, batch: int, wait: float) -> list[Msg]:
+    """Up to ``batch`` messages as soon as there is one: the first (waiting up to ``wait``
+    s; TimeoutError when none came), then whatever else the server already holds. nats-py's
+    ``fetch(batch)`` waits on after a first message until ``batch`` have come or ``wait``
+    has passed, so one message arriving alone waited the full ``wait`` (seconds, for every
+    step of a gang)."""
+    found = await sub.fetch(1, timeout=wait)
+    if batch > 1:
+        with contextlib.suppress(TimeoutError):  # nats-py's is one too: nothing more held
+            found += await sub.fetch(batch - 1, timeout=_DRAIN_SECONDS)
+    return found
+
+
 class Consumer(Generic[K]):
     """``durable``: the consumer every replica shares (its name also names the dead-letter
     subject and the leases' bucket) and the object subjects it takes."""
@@ -275,7 +293,7 @@ class Consumer(Generic[K]):
         without a leader (a cluster node failing over) is bound again a second later."""
         assert self._sub is not None  # subscribe() set it; bound again below
         try:
-            return await self._sub.fetch(batch, timeout=5)
+            return await fetch_ready(self._sub, batch, wait=5)
         except TimeoutError:  # nats-py's, or asyncio's on a late reply
             return []
         except NatsError as exc:

@@ -30,6 +30,7 @@ from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_podgang.compact import compact_pod, interned
+from gangway_runtime.consumer import fetch_ready
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +132,7 @@ class ReadModel:
                     quiet = 0
                     while True:
                         try:
-                            batch = await sub.fetch(_BATCH, timeout=1)
+                            batch = await fetch_ready(sub, _BATCH, wait=1)
                         except TimeoutError:  # nats-py's, or asyncio's on a late reply
                             quiet += 1
                             if quiet % _QUIET_FETCHES == 0:
