@@ -205,7 +205,11 @@ class PodGangHandler:
             except Exception:
                 metrics.SYNCS.labels(name, "error").inc()
                 raise
+            if isinstance(synced, Synced) and _awaiting_initialized(podgang):
+                metrics.SYNCS.labels(name, "awaiting-initialized").inc()
+                return  # made; said once the PodGang is Initialized
             await self._report(podgang, current, synced)
+            metrics.SYNCS.labels(name, "synced" if isinstance(synced, Synced) else "failed").inc()
 
     async def _as_desired(self, podgang: PodGang, mirrored: Sequence[ObjectRecord]) -> bool:
         """Whether backend resources as mirrored are what the backend wants them to be, for a
@@ -246,11 +250,6 @@ class PodGangHandler:
     async def _report(
         self, podgang: PodGang, current: dict[str, Any], result: Synced | SyncFailed
     ) -> None:
-        name = self.backend.name
-        if isinstance(result, Synced) and _awaiting_initialized(podgang):
-            metrics.SYNCS.labels(name, "awaiting-initialized").inc()
-            return  # made; said once the PodGang is Initialized
-        metrics.SYNCS.labels(name, "synced" if isinstance(result, Synced) else "failed").inc()
         status, reason = (
             ("True", "Synced") if isinstance(result, Synced) else ("False", result.reason)
         )
