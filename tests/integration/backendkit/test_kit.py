@@ -19,10 +19,8 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Synced
 from gangway_backendkit.run import serve
 from gangway_backendkit.settings import BackendSettings
-from gangway_contracts import labels
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.grove import PodCliqueSet, PodGang
-from gangway_contracts.k8s import Condition
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateReply, ValidateRequest
 from gangway_contracts.subjects import (
     BackendOperation,
@@ -31,7 +29,6 @@ from gangway_contracts.subjects import (
     Subjects,
 )
 from gangway_runtime import tasks
-from gangway_runtime.status import now, set_podgang_condition
 from tests.integration.watcher.conftest import podcliqueset, podgang
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.kube import kube_of, server_side_apply
@@ -211,44 +208,3 @@ async def test_a_replica_holds_no_message_it_cannot_start(
     )
     assert max(out) <= 2 + waited, (out, waited)
     assert sum(second.syncs.values()) >= 2, (first.syncs, second.syncs)
-
-
-async def test_a_podgang_podgang_made_is_said_synced_once_it_is_initialized(
-    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
-) -> None:
-    """Its objects are made at first sight; the condition waits for Initialized, so the
-    pod references (a new generation) do not make it be written twice."""
-    kube = kube_of(api)
-    doc = podgang(namespace, "made", NAME)
-    doc["metadata"]["labels"][labels.COMPONENT] = labels.COMPONENT_PODGANG
-    async with system(api, nc, subjects, namespace) as backend:
-        await server_side_apply(api, doc, namespace)
-        created = await live(api, doc, namespace)
-        pending = initialized(created, False)
-        await set_podgang_condition(kube, created, pending)
-
-        async def synced_times() -> int:
-            return backend.syncs.get("made", 0)
-
-        await eventually(synced_times, bool)  # its objects made
-        await asyncio.sleep(1)  # what would follow a sync: nothing
-        assert await condition(api, namespace, "made") == {}, "not before Initialized"
-        await set_podgang_condition(
-            kube, await live(api, doc, namespace), initialized(created, True)
-        )
-        synced = await eventually(
-            lambda: condition(api, namespace, "made"), lambda c: c.get("status") == "True"
-        )
-        assert synced["observedGeneration"] == created["metadata"]["generation"]
-        assert metrics.SYNCS.labels(NAME, "awaiting-initialized")._value.get() >= 1
-
-
-def initialized(podgang: dict[str, Any], ready: bool) -> Condition:
-    return Condition(
-        type=labels.INITIALIZED,
-        status="True" if ready else "False",
-        reason="Ready" if ready else "PodsPending",
-        message="test",
-        last_transition_time=now(),
-        observed_generation=podgang["metadata"]["generation"],
-    )

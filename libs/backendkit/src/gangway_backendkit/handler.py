@@ -97,17 +97,6 @@ def _awaiting_first_status(podgang: PodGang) -> bool:
     return made_by_podgang and podgang.status is None
 
 
-def _awaiting_initialized(podgang: PodGang) -> bool:
-    """podgang fills a PodGang it made with its pod references (a spec change: a new
-    generation) before it marks it Initialized, and gates come off only once BackendSynced
-    holds at that generation: a condition written before would be written again. So the
-    backend's objects are made at first sight, and the condition once the PodGang is
-    Initialized. PodGangs made by anyone else are reported as they come."""
-    made_by_podgang = podgang.metadata.labels.get(labels.COMPONENT) == labels.COMPONENT_PODGANG
-    initialized = podgang.current_condition(labels.INITIALIZED)
-    return made_by_podgang and (initialized is None or initialized.status != "True")
-
-
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
@@ -205,9 +194,6 @@ class PodGangHandler:
             except Exception:
                 metrics.SYNCS.labels(name, "error").inc()
                 raise
-            if isinstance(synced, Synced) and _awaiting_initialized(podgang):
-                metrics.SYNCS.labels(name, "awaiting-initialized").inc()
-                return  # made; said once the PodGang is Initialized
             await self._report(podgang, current, synced)
             metrics.SYNCS.labels(name, "synced" if isinstance(synced, Synced) else "failed").inc()
 
