@@ -105,6 +105,14 @@ DONE_WITHIN: Final = 900.0
 POLL_EVERY: Final = 0.5
 FLOOR_NAMESPACE: Final = "bench-floor"
 FLOOR_GANGS_IN_FLIGHT: Final = 64
+# A gang's steps in the journal, in the order GREP-375 takes them (where a gang's time goes).
+STEPS: Final = (
+    "PodGangCreated",
+    "PodsCreated",
+    "PodGangInitialized",
+    "BackendSynced",
+    "GatesLifted",
+)
 BOUND_KEY: Final = "submit → every pod bound (PodScheduled, whole seconds), s"
 
 
@@ -508,6 +516,12 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
         "submit → every gate lifted, s": since_submit(ev.GatesLifted),
         **placed,
         "per gang, observed → gates lifted, p50 / p99 / max, s": _spread(latencies),
+        "per gang, observed → each step, p50 / p99 / max, s": {
+            step: _spread(
+                [s for events in m.journals for s in gang_latencies(events, step).values()]
+            )
+            for step in STEPS
+        },
         "API writes for the gangs, per gang": round(writes_to(GANG_RESOURCES) / run.gangs, 2),
         "least a gang needs": (
             f"{sum(least.values())} ({least['podgang']} podgang + {least['backend']} backend)"
