@@ -89,7 +89,7 @@ def trace_ids(events: Iterable[AnyJournalEvent]) -> list[str]:
 
 def gang_latencies(events: Iterable[AnyJournalEvent], step: str) -> dict[str, float]:
     """Per gang, seconds from the PodCliqueSet being observed (the generation that made the
-    gang) to the gang's first ``step`` entry."""
+    gang: its PodGangPlanned entry) to the gang's first ``step`` entry."""
     observed: float | None = None
     origin: dict[str, float] = {}
     reached: dict[str, float] = {}
@@ -100,6 +100,10 @@ def gang_latencies(events: Iterable[AnyJournalEvent], step: str) -> dict[str, fl
         at = (event.at - start).total_seconds()
         if isinstance(event, ev.PodCliqueSetObserved):
             observed = at
+        if isinstance(event, ev.PodGangPlanned):
+            # Planned as podgang saw the generation: that is when its new gangs began.
+            for planned in event.podgangs:
+                origin.setdefault(planned, observed if observed is not None else at)
         gang = gang_of(event)
         if not gang:
             continue

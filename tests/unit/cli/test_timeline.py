@@ -126,3 +126,13 @@ def test_summary_counts_each_step_once_per_entry() -> None:
     assert rows["GatesLifted"].count == 5
     assert rows["BackendSynced"].services == ("gangway-backend-kai-scheduler",)
     assert math.isclose(rows["GatesLifted"].took_p50, 0.5)
+
+
+def test_gang_latency_runs_from_the_plan_when_no_observation_is_journaled() -> None:
+    """podgang journals PodGangPlanned when it plans a generation: a gang made late in a
+    large PodCliqueSet counts its wait from there, not from its own creation."""
+    events = [e for e in journal(gangs=2) if not isinstance(e, ev.PodCliqueSetObserved)]
+    planned = next(e for e in events if isinstance(e, ev.PodGangPlanned))
+    lifted = gang_latencies(events, "GatesLifted")
+    first_lift = min(e.at for e in events if isinstance(e, ev.GatesLifted))
+    assert min(lifted.values()) == (first_lift - planned.at).total_seconds()
