@@ -34,6 +34,11 @@ from tests.support.store import eventually
 # Pods name koord-scheduler; the profile is found by it.
 CONFIG = {"profiles": [{"name": "koordinator", "default": True}]}
 PLACED_WITHIN = 60.0
+# Seen once in a cold run (2026-11-26): with room for the whole group at last, koord-scheduler
+# v1.8.0 bound the workers and rejected the leader in the same moment ("member ... is
+# unschedulable"), and did not try the leader again within 60 s; with no further cluster
+# event, kube-scheduler's queue retries an unschedulable pod after 5 minutes at the latest.
+GROUP_PLACED_WITHIN = 330.0
 
 
 def koordinated(pcs: dict[str, Any]) -> dict[str, Any]:
@@ -63,7 +68,7 @@ async def test_one_role_fitting_alone_binds_nothing_until_the_group_fits(
 
     await nodes.add(1, gpus=4)
     placed = await eventually(
-        partial(pods, api, namespace), lambda f: running(f.values()) == 3, PLACED_WITHIN
+        partial(pods, api, namespace), lambda f: running(f.values()) == 3, GROUP_PLACED_WITHIN
     )
     assert len({p["spec"]["nodeName"] for p in placed.values()}) == 3
 
