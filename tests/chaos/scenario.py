@@ -24,6 +24,7 @@ from typing import Any, Final
 import nats
 import yaml
 from kubernetes_asyncio.client.api_client import ApiClient
+from nats.errors import Error as NatsError
 
 from gangway_cli.services import LocalServices, services_for
 from gangway_contracts import events as ev
@@ -345,7 +346,13 @@ async def journal_complete(system: System, namespace: str, gangs: int) -> list[s
     still be on their way (retried, with backoff) when the cluster has converged."""
     deadline = time.monotonic() + JOURNAL_WITHIN
     while True:
-        gaps = await journal_gaps(system, namespace, NAME, gangs)
+        try:
+            gaps = await journal_gaps(system, namespace, NAME, gangs)
+        except NatsError:  # the journal's stream still electing a leader after a node died
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+            continue
         if not gaps or time.monotonic() > deadline:
             return gaps
         await asyncio.sleep(0.5)

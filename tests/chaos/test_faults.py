@@ -36,10 +36,12 @@ from tests.chaos.scenario import (
     workload_through,
 )
 from tests.support.kube import merge_patch
+from tests.support.store import eventually
 
 GANGS: Final = 30
 # How long a restarted service is watched making nothing of a deleted workload.
 AFTERMATH: Final = 5.0
+LOGGED_WITHIN: Final = 60.0
 
 
 async def _converges_and_cleans_up(
@@ -53,9 +55,20 @@ async def _converges_and_cleans_up(
     )
     assert found.owners_unique()
     assert outcome.journal_gaps == []
+    # A reconcile logs its line when it ends: the one streaming the last gangs may still be
+    # writing their phases (Starting, Running) when the cluster shows them bound.
+    await eventually(partial(_reconciles_logged, system), bool, LOGGED_WITHIN)
     _logged_with_key_and_trace(system, f"{namespace}/{NAME}")
     left = await deleted(system, api, namespace)
     assert left.empty(), (sorted(left.podgangs), sorted(left.pods), sorted(left.workloads))
+
+
+async def _reconciles_logged(system: System) -> bool:
+    return any(
+        "write rounds" in line["message"]
+        for log in (system.workdir / "logs").glob("podgang*.log")
+        for line in logged(system, log.stem)[0]
+    )
 
 
 def _logged_with_key_and_trace(system: System, key: str) -> None:
