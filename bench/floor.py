@@ -36,17 +36,13 @@ from gangway_contracts.k8s import Condition
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
 from gangway_podgang.manifests import all_references, pod_manifest, podgang_manifest, podgang_spec
 from gangway_podgang.plan import PlannedGang, plan_podgangs
+from gangway_podgang.writes import UNGATE
 from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODGANGS, PODS
 
 JSON_PATCH: Final = "application/json-patch+json"
 MERGE_PATCH: Final = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
-UNGATE: Final = {
-    "spec": {
-        "schedulingGates": [{"$patch": "delete", "name": labels.PODGANG_PENDING_CREATION_GATE}]
-    }
-}
 
 
 @dataclass

@@ -6,7 +6,8 @@ from typing import Final
 
 from gangway_contracts.k8s import ObjectMeta, Wire
 
-# core/v1's PodScheduled reasons: the API server's while gated, the scheduler's once tried.
+# core/v1's condition the scheduler writes, and its reason from the API server while gated.
+POD_SCHEDULED: Final = "PodScheduled"
 SCHEDULING_GATED: Final = "SchedulingGated"
 
 
@@ -49,7 +50,7 @@ class Pod(Wire, frozen=True, kw_only=True):
         """(reason, message) when the scheduler tried the pod and did not place it
         (``Unschedulable``, or ``SchedulerError`` when one of its plugins failed), else None."""
         for found in self.status.conditions:
-            if found.type != "PodScheduled" or found.status != "False":
+            if found.type != POD_SCHEDULED or found.status != "False":
                 continue
             if found.reason and found.reason != SCHEDULING_GATED:
                 return found.reason, found.message or found.reason

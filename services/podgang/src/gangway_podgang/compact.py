@@ -21,10 +21,9 @@ import msgspec
 
 from gangway_contracts import labels
 from gangway_contracts.k8s import ObjectMeta
-from gangway_contracts.pods import Pod, PodStatusView
+from gangway_contracts.pods import POD_SCHEDULED, Pod, PodStatusView
 
 POD_LABELS: Final = (labels.PODGANG, labels.POD_TEMPLATE_HASH, labels.PART_OF)
-POD_SCHEDULED: Final = "PodScheduled"
 
 T = TypeVar("T")
 

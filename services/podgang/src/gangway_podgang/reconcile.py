@@ -319,10 +319,7 @@ class Reconciler:
         if isinstance(failure, Refused):
             return (replace(step, refused=str(failure)) if step else None), decisions
         if isinstance(failure, BackendUnavailable | PrepareFailed):
-            reason = "BackendUnavailable" if isinstance(failure, BackendUnavailable) else ""
-            await self._backend_trouble(
-                key, step or first, reason or "PreparePodsFailed", str(failure)
-            )
+            await self._backend_trouble(key, step or first, _trouble(failure), str(failure))
         if failure is not None:
             raise failure
         return step, decisions
@@ -342,9 +339,10 @@ class Reconciler:
     async def _land(
         self, key: WorkloadKey, step: Step, flying: dict[asyncio.Task[bool], str]
     ) -> BaseException | None:
-        """Wait until a gang is done and at most half the window is busy (each decision
-        looks at every gang: deciding once per finished gang would cost more than the
-        writes); the first error met. Raises _Phantom if what was written did not stay."""
+        """Wait until a gang is done and at most half the window is busy (deciding again
+        after every single landing measured slower: the decisions' CPU is the API server's
+        on a small machine); the first error met. Raises _Phantom if what was written did
+        not stay."""
         failure: BaseException | None = None
         unmirrored = False
         while True:

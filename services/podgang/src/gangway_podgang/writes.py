@@ -16,7 +16,7 @@ import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 from nats.aio.client import Client as NatsClient
@@ -45,6 +45,12 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # The micro framework's header on an error reply (nats.micro).
 _SERVICE_ERROR = "Nats-Service-Error"
+# Our gate off a pod, and only ours: a strategic-merge delete of that one entry.
+UNGATE: Final = {
+    "spec": {
+        "schedulingGates": [{"$patch": "delete", "name": labels.PODGANG_PENDING_CREATION_GATE}]
+    }
+}
 
 
 class BackendUnavailable(Transient):
@@ -378,13 +384,6 @@ class Actuator:
     async def _lift_gang(self, pcs: PodCliqueSet, gang: str, pods: list[Pod]) -> list[Expectation]:
         """Remove our gate, and only ours (a strategic-merge delete of that one entry), from
         every pod of the gang at once."""
-        patch = {
-            "spec": {
-                "schedulingGates": [
-                    {"$patch": "delete", "name": labels.PODGANG_PENDING_CREATION_GATE}
-                ]
-            }
-        }
         async with self._lifting:
             written = await asyncio.gather(
                 *[
@@ -395,7 +394,7 @@ class Actuator:
                         self._send(
                             "PATCH",
                             PODS.path(pod.metadata.namespace, pod.metadata.name),
-                            patch,
+                            UNGATE,
                             "application/strategic-merge-patch+json",
                         ),
                         bounded=False,
