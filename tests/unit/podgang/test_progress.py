@@ -11,7 +11,7 @@ from msgspec.structs import replace
 
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
-from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.grove import PodCliqueSet, PodCliqueSetStatus, PodGang
 from gangway_contracts.pods import Pod
 from gangway_podgang import progress
 from gangway_podgang.manifests import all_references, podgang_spec
@@ -96,6 +96,24 @@ def test_a_status_that_would_not_change_is_not_written() -> None:
     assert progress.status_change(fields, [later])(written) is None
 
 
+def test_a_status_read_back_through_the_view_is_not_written_again() -> None:
+    """The view leaves zeros out (no replica available yet, no scaling group): the status
+    as the read model shows it after the write still counts as written."""
+    pcs = inference()
+    plan = plan_podgangs(pcs)
+    podgangs, pods = everything_exists(pcs, gated=True, bound=False)
+    ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
+    fields = progress.counts(pcs, plan, podgangs, pods, at=AT)
+    assert fields["availableReplicas"] == 0
+    written = progress.status_change(fields, [ready])({})
+    assert written is not None
+    stored = without_nulls(written)  # a merge patch onto nothing: nulls remove, are not kept
+    shown = replace(pcs, status=from_object(stored, PodCliqueSetStatus))
+    current = progress.current_status(shown)["status"]
+    assert "availableReplicas" not in current  # left out by the view
+    assert progress.status_change(fields, [ready])(current) is None
+
+
 def test_the_status_written_is_what_the_crd_declares() -> None:
     """The API server prunes what the CRD does not declare: every field of the status
     podgang writes is declared by deploy/crds (generated from the view)."""
@@ -109,6 +127,12 @@ def test_the_status_written_is_what_the_crd_declares() -> None:
     crd = yaml.safe_load((DEPLOY_CRDS / "grove.io_podcliquesets.yaml").read_text())
     status = version_schema(crd, "v1alpha1")["properties"]["status"]
     assert set(value_paths(written)) - set(declared_paths(status)) == set()
+
+
+def without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    return value
 
 
 def value_paths(value: object, path: str = "") -> Iterator[str]:

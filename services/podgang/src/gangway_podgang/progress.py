@@ -16,7 +16,7 @@ Conditions (each observed at the PodCliqueSet's generation):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from gangway_contracts import labels
 from gangway_contracts.codec import to_object
@@ -288,14 +288,21 @@ def status_change(fields: dict[str, Any], conditions: Iterable[Condition]) -> St
 
 def _patched_already(found: Any, patch: Any) -> bool:
     """Applying ``patch`` as a JSON merge patch (RFC 7386) to ``found`` changes nothing:
-    None removes a field, a mapping merges into one, anything else replaces."""
+    None removes a field, a mapping merges into one, anything else replaces. ``found`` is
+    the read model's view written out, which leaves defaults out: a missing 0 or empty
+    list is the 0 or empty list (else every status write repeated a count of 0)."""
     if patch is None:
         return found is None
     if isinstance(patch, dict):
         return isinstance(found, dict) and all(
             _patched_already(found.get(k), v) for k, v in patch.items()
         )
+    if found is None:
+        return patch in _DEFAULTS
     return bool(found == patch)
+
+
+_DEFAULTS: Final[tuple[object, ...]] = (0, [], "", False)  # what the views leave out (``omit_defaults``)
 
 
 def current_status(pcs: PodCliqueSet) -> dict[str, Any]:
