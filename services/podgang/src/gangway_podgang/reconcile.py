@@ -36,7 +36,13 @@ from gangway_podgang.decide import Decision, Observed, decide
 from gangway_podgang.plan import Plan, plan_podgangs
 from gangway_podgang.readmodel import ReadModel, Workload, WorkloadKey
 from gangway_podgang.report import Reporter
-from gangway_podgang.writes import Actuator, BackendUnavailable, Expectation, PrepareFailed
+from gangway_podgang.writes import (
+    Actuator,
+    BackendUnavailable,
+    Expectation,
+    PrepareFailed,
+    newer_or_same,
+)
 from gangway_runtime import tasks, tracing
 from gangway_runtime.kube import Kube, KubeError
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
@@ -144,6 +150,9 @@ class Reconciler:
         # PodCliqueSets the store holds and the API server does not (``_owner_missing``).
         # In memory: after a restart, the first status write finds one again, once.
         self.phantoms = Phantoms()
+        # The resourceVersion of this process's last status write to each PodCliqueSet,
+        # until the read model shows it (``_status``).
+        self._status_written: dict[WorkloadKey, str] = {}
 
     async def reconcile(self, key: WorkloadKey) -> Outcome:
         found = self.model.peek(key)
@@ -501,7 +510,7 @@ class Reconciler:
         workload = step.workload
         fields = progress.counts(pcs, step.plan, workload.podgangs, workload.pods, at=now())
         change = progress.status_change(fields, conditions)
-        current = progress.current_status(pcs)
+        current = progress.current_status(await self._own_status_shown(key, pcs))
         try:
             written = await patch_status(
                 self.kube, PODCLIQUESETS, current, change, missing_ok=False
@@ -512,6 +521,29 @@ class Reconciler:
             return
         if written is not None:
             metrics.WRITES.labels("podcliqueset", "status").inc()
+            self._status_written[key] = written["metadata"]["resourceVersion"]
+
+    async def _own_status_shown(self, key: WorkloadKey, pcs: PodCliqueSet) -> PodCliqueSet:
+        """The PodCliqueSet as the read model shows it once it shows this process's last
+        status write to it: a reconcile woken by an older event would otherwise patch under
+        a resourceVersion the API server has passed (409, read again, write again: most of
+        a small PodCliqueSet's status writes when a thousand arrive at once). Waits at most
+        the read model's wait; ``pcs`` when the model holds another or none."""
+        uid = pcs.metadata.uid
+
+        def live() -> PodCliqueSet | None:
+            found = self.model.peek(key)
+            shown = found.podcliqueset if found else None
+            return shown if shown is not None and shown.metadata.uid == uid else None
+
+        def shown() -> bool:
+            now_live = live()
+            written = self._status_written.get(key, "")
+            return now_live is None or newer_or_same(now_live.metadata.resource_version, written)
+
+        if await self.model.wait_until(shown, self.wait_seconds):
+            self._status_written.pop(key, None)
+        return live() or pcs
 
     def _gangs_ready(self, step: Step) -> Condition:
         """PodGangsReady: False for a PodCliqueSet over the ceiling or whose writes the API

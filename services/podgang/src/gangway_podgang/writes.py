@@ -88,10 +88,10 @@ class Expectation:
             return found is None or found.metadata.deletion_timestamp is not None
         if found is None:
             return False
-        return _at_least(found.metadata.resource_version, self.resource_version)
+        return newer_or_same(found.metadata.resource_version, self.resource_version)
 
 
-def _at_least(seen: str, written: str) -> bool:
+def newer_or_same(seen: str, written: str) -> bool:
     """resourceVersions are opaque, but etcd's are increasing integers; equality otherwise."""
     if not written:
         return True
