@@ -10,6 +10,7 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.api_client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
+from msgspec.structs import replace
 from prometheus_client import REGISTRY
 
 from gangway_contracts.codec import from_object
@@ -230,3 +231,27 @@ async def test_writers_of_different_conditions_never_collide(
         BACKEND_SYNCED: "True",
         SCHEDULED: "True",
     }
+
+
+async def test_a_placeholder_makes_the_backends_first_write_a_replacement(
+    api: ApiClient, namespace: str
+) -> None:
+    """#22: podgang's first status write holds BackendSynced (Unknown): the backend's write
+    from that view and Initialized turning True from the same view both land, no read."""
+    kube = kube_of(api)
+    created = msgspec.json.decode(
+        await kube.request("POST", PODGANGS.path(namespace), body=podgang_manifest(namespace))
+    )
+    unknown = replace(flipped(BACKEND_SYNCED, False), status="Unknown", reason="Pending")
+    first = await set_podgang_condition(
+        kube, created, flipped(INITIALIZED, False), placeholders=[unknown]
+    )
+    assert first is not None
+    assert [c["type"] for c in first["status"]["conditions"]] == [INITIALIZED, BACKEND_SYNCED]
+    reads = gets_of_podgang_status()
+    assert await set_podgang_condition(kube, first, flipped(INITIALIZED, True)) is not None
+    assert await set_podgang_condition(kube, first, flipped(BACKEND_SYNCED, True)) is not None
+    assert gets_of_podgang_status() == reads
+    live = await kube.request("GET", PODGANGS.path(namespace, "gang-0", "status"))
+    statuses = [(c["type"], c["status"]) for c in msgspec.json.decode(live)["status"]["conditions"]]
+    assert statuses == [(INITIALIZED, "True"), (BACKEND_SYNCED, "True")]

@@ -14,7 +14,7 @@ Nothing is written when nothing would change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -89,17 +89,29 @@ async def _patched(kube: Kube, path: str, body: Any, content_type: str) -> dict[
 
 
 async def set_podgang_condition(
-    kube: Kube, current: dict[str, Any], condition: Condition, phase: str | None = None
+    kube: Kube,
+    current: dict[str, Any],
+    condition: Condition,
+    phase: str | None = None,
+    *,
+    placeholders: Sequence[Condition] = (),
 ) -> dict[str, Any] | None:
     """Merge one condition (and, given, the phase) into a PodGang's status; other writers'
-    conditions are kept. ``current``: the PodGang as the read model has it."""
+    conditions are kept. ``current``: the PodGang as the read model has it.
+
+    A condition already in the list is replaced where it stands (its place tested), which no
+    other writer's change disturbs; a new one is appended under a test of the whole list,
+    which every other change fails (a read, then again). ``placeholders``: conditions the
+    first write puts in when absent (Unknown until their writer says), so that writer
+    replaces instead of appending."""
     meta = current["metadata"]
     path = PODGANGS.path(meta.get("namespace", ""), meta["name"], "status")
     for _ in range(_ATTEMPTS):
         status = current.get("status") or {}
         if status.get("conditions") is None or not status.get("phase"):
             # The first write: the list and the phase are made whole, under a precondition.
-            return await patch_status(kube, PODGANGS, current, _merged(condition, phase))
+            change = _merged(condition, phase, placeholders)
+            return await patch_status(kube, PODGANGS, current, change)
         ops = _condition_ops(status, condition, phase)
         if not ops:
             return None
@@ -114,13 +126,19 @@ async def set_podgang_condition(
     raise KubeError(409, "Conflict", f"{path}: still conflicting after {_ATTEMPTS} attempts")
 
 
-def _merged(condition: Condition, phase: str | None) -> StatusChange:
+def _merged(
+    condition: Condition, phase: str | None, placeholders: Sequence[Condition]
+) -> StatusChange:
     def change(status: dict[str, Any]) -> dict[str, Any] | None:
-        conditions = merged_conditions(status.get("conditions") or [], condition)
+        before = status.get("conditions") or []
+        conditions = merged_conditions(before, condition)
+        for placeholder in placeholders:
+            if not any(c.get("type") == placeholder.type for c in conditions or before):
+                conditions = merged_conditions(conditions or before, placeholder)
         wanted = phase or status.get("phase") or _PENDING
         if conditions is None and wanted == status.get("phase"):
             return None
-        return {"phase": wanted, "conditions": conditions or status.get("conditions") or []}
+        return {"phase": wanted, "conditions": conditions or before}
 
     return change
 

@@ -112,6 +112,17 @@ def _initialized(podgang: PodGang, ready: bool) -> Condition:
     )
 
 
+def _unsynced(podgang: PodGang, backend: str) -> Condition:
+    return Condition(
+        type=labels.BACKEND_SYNCED,
+        status="Unknown",
+        reason="Pending",
+        message=f"not synced by {backend} yet",
+        last_transition_time=now(),
+        observed_generation=podgang.metadata.generation,
+    )
+
+
 def _traced(manifest: dict[str, Any]) -> dict[str, Any]:
     """The workload's trace rides on what we create, so the watcher's record (and every
     service that reads it) continues the same trace."""
@@ -227,12 +238,12 @@ class Actuator:
             pcs,
             events.PodGangCreated(**self.reporter.common(pcs), podgang=gang.name, backend=backend),
         )
-        written = await self._write(
-            Kind.PODGANG,
-            "status",
-            gang.name,
-            set_podgang_condition(self.kube, created, _initialized(live, False)),
+        # BackendSynced in place from the start (Unknown): the backend replaces it, and its
+        # write and Initialized turning True never collide.
+        call = set_podgang_condition(
+            self.kube, created, _initialized(live, False), placeholders=[_unsynced(live, backend)]
         )
+        written = await self._write(Kind.PODGANG, "status", gang.name, call)
         return [Expectation(Kind.PODGANG, gang.name, _version(written or created))]
 
     async def _delete(self, kind: str, live: PodGang | Pod, pcs: PodCliqueSet) -> list[Expectation]:
