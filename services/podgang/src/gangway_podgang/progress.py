@@ -302,7 +302,8 @@ def _patched_already(found: Any, patch: Any) -> bool:
     return bool(found == patch)
 
 
-_DEFAULTS: Final[tuple[object, ...]] = (0, [], "", False)  # what the views leave out (``omit_defaults``)
+# What the views leave out when written (``omit_defaults``).
+_DEFAULTS: Final[tuple[object, ...]] = (0, [], "", False)
 
 
 def current_status(pcs: PodCliqueSet) -> dict[str, Any]:
