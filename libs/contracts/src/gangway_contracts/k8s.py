@@ -50,8 +50,10 @@ def is_qualified_name(key: str) -> bool:
     return bool(name) and is_label_value(name)
 
 
-class Wire(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
-    """Base of every wire struct: immutable, keyword-only, camelCase, defaults left out."""
+class Wire(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel", gc=False):
+    """Base of every wire struct: immutable, keyword-only, camelCase, defaults left out.
+    Not tracked by the cycle collector (``gc=False``): decoded data holds no cycles, and a
+    read model of 10 000 pods is some 100 000 structs, 16 bytes less each and never walked."""
 
 
 class OwnerReference(Wire, frozen=True, kw_only=True):

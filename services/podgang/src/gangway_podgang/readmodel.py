@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -186,7 +187,9 @@ class ReadModel:
             else:
                 self._bindings.pop(record.name, None)
             return
-        ident = (kind, record.namespace, record.name)
+        # Interned: 15 000 keys would otherwise each hold their own copy of the kind (cut
+        # from the subject), the namespace and the name the object holds already.
+        ident = (sys.intern(str(kind)), sys.intern(record.namespace), sys.intern(record.name))
         previous = self._filed.pop(ident, None)
         if previous is not None:
             self._remove(kind, previous, record.name)
