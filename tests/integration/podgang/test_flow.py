@@ -133,8 +133,29 @@ async def test_a_large_workload_is_told_in_a_handful_of_events(
         notes = [e["note"] for e in found if e["reason"] == reason]
         return sum(int(m[1]) for n in notes if (m := re.search(r"on (\d+) pods", n)))
 
+    before = collisions()
     found = await eventually(told, lambda found: counted(found, "GatesLifted") == 160)
     assert len(found) <= 10, [(e["reason"], e["note"]) for e in found]
+    # #22: podgang's and the backend's status writes never collide, so nothing is read again.
+    assert collisions() == before
+
+
+def collisions() -> dict[str, float]:
+    """Status writes refused (409, a failed JSON-patch test) and status reads, so far."""
+    asked = {
+        "podcliquesets 409": ("PATCH", "podcliquesets.grove.io/status", "409"),
+        "podcliquesets read": ("GET", "podcliquesets.grove.io/status", "200"),
+        "podgangs 409": ("PATCH", "podgangs.scheduler.grove.io/status", "409"),
+        "podgangs 422": ("PATCH", "podgangs.scheduler.grove.io/status", "422"),
+        "podgangs read": ("GET", "podgangs.scheduler.grove.io/status", "200"),
+    }
+    return {
+        name: REGISTRY.get_sample_value(
+            "gangway_api_requests_total", {"method": method, "resource": resource, "code": code}
+        )
+        or 0.0
+        for name, (method, resource, code) in asked.items()
+    }
 
 
 async def test_scaled_gangs_wait_until_their_base_gang_is_scheduled(

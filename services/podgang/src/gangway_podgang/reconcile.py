@@ -541,8 +541,8 @@ class Reconciler:
             written = self._status_written.get(key, "")
             return now_live is None or newer_or_same(now_live.metadata.resource_version, written)
 
-        if await self.model.wait_until(shown, self.wait_seconds):
-            self._status_written.pop(key, None)
+        await self.model.wait_until(shown, self.wait_seconds)
+        self._status_written.pop(key, None)  # waited for once: a 409 and a read, if still not
         return live() or pcs
 
     def _gangs_ready(self, step: Step) -> Condition:
