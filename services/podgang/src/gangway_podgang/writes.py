@@ -101,25 +101,32 @@ def newer_or_same(seen: str, written: str) -> bool:
         return seen == written
 
 
-def _initialized(podgang: PodGang, ready: bool) -> Condition:
+def _condition(podgang: PodGang, type_: str, status: str, reason: str, message: str) -> Condition:
+    """One of the PodGang's conditions as of now, observed at its generation."""
     return Condition(
-        type=labels.INITIALIZED,
-        status="True" if ready else "False",
-        reason="Ready" if ready else "PodsPending",
-        message="every pod of the gang exists" if ready else "pods not all created yet",
+        type=type_,
+        status=status,
+        reason=reason,
+        message=message[:32768],
         last_transition_time=now(),
         observed_generation=podgang.metadata.generation,
     )
 
 
+def _initialized(podgang: PodGang, ready: bool) -> Condition:
+    if ready:
+        return _condition(
+            podgang, labels.INITIALIZED, "True", "Ready", "every pod of the gang exists"
+        )
+    return _condition(
+        podgang, labels.INITIALIZED, "False", "PodsPending", "pods not all created yet"
+    )
+
+
 def _unsynced(podgang: PodGang, backend: str) -> Condition:
-    return Condition(
-        type=labels.BACKEND_SYNCED,
-        status="Unknown",
-        reason="Pending",
-        message=f"not synced by {backend} yet",
-        last_transition_time=now(),
-        observed_generation=podgang.metadata.generation,
+    """BackendSynced before the backend says: Unknown."""
+    return _condition(
+        podgang, labels.BACKEND_SYNCED, "Unknown", "Pending", f"not synced by {backend} yet"
     )
 
 
@@ -359,14 +366,8 @@ class Actuator:
     ) -> list[Expectation]:
         """The phase and the Scheduled condition, in one status write."""
         meta = live.metadata
-        scheduled = Condition(
-            type=labels.SCHEDULED,
-            status="True" if placement.scheduled else "False",
-            reason=placement.reason,
-            message=placement.message[:32768],
-            last_transition_time=now(),
-            observed_generation=meta.generation,
-        )
+        status = "True" if placement.scheduled else "False"
+        scheduled = _condition(live, labels.SCHEDULED, status, placement.reason, placement.message)
         call = set_podgang_condition(self.kube, to_object(live), scheduled, phase=placement.phase)
         written = await self._write(Kind.PODGANG, "status", meta.name, call)
         if written is not None and phase_now(live) != placement.phase:
