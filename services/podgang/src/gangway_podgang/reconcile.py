@@ -250,9 +250,8 @@ class Reconciler:
         uid = step.pcs.metadata.uid
 
         def deleted() -> bool:
-            found = self.model.peek(key)
-            pcs = found.podcliqueset if found else None
-            return pcs is None or pcs.metadata.uid != uid or bool(pcs.metadata.deletion_timestamp)
+            pcs = self._shown(key, uid)
+            return pcs is None or bool(pcs.metadata.deletion_timestamp)
 
         streaming = asyncio.create_task(self._stream(key, step, learned))
         watching = asyncio.create_task(self.model.wait_until(deleted, float("inf")))
@@ -531,19 +530,21 @@ class Reconciler:
         the read model's wait; ``pcs`` when the model holds another or none."""
         uid = pcs.metadata.uid
 
-        def live() -> PodCliqueSet | None:
-            found = self.model.peek(key)
-            shown = found.podcliqueset if found else None
-            return shown if shown is not None and shown.metadata.uid == uid else None
-
-        def shown() -> bool:
-            now_live = live()
+        def written_shown() -> bool:
+            live = self._shown(key, uid)
             written = self._status_written.get(key, "")
-            return now_live is None or newer_or_same(now_live.metadata.resource_version, written)
+            return live is None or newer_or_same(live.metadata.resource_version, written)
 
-        await self.model.wait_until(shown, self.wait_seconds)
+        await self.model.wait_until(written_shown, self.wait_seconds)
         self._status_written.pop(key, None)  # waited for once: a 409 and a read, if still not
-        return live() or pcs
+        return self._shown(key, uid) or pcs
+
+    def _shown(self, key: WorkloadKey, uid: str) -> PodCliqueSet | None:
+        """The PodCliqueSet of this uid as the read model holds it now; None when it holds
+        none, or another of the same name."""
+        found = self.model.peek(key)
+        pcs = found.podcliqueset if found else None
+        return pcs if pcs is not None and pcs.metadata.uid == uid else None
 
     def _gangs_ready(self, step: Step) -> Condition:
         """PodGangsReady: False for a PodCliqueSet over the ceiling or whose writes the API
