@@ -8,6 +8,7 @@ credentials come from ``kubeconfig`` (in-cluster or a kubeconfig file).
 
 from __future__ import annotations
 
+import asyncio.sslproto
 import os
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -28,6 +29,13 @@ __all__ = ["ApiResource", "ApiSession", "Kube", "KubeError", "KubeconfigError", 
 MAX_EVENT_BYTES: Final = 8 << 20
 REQUEST_TIMEOUT: Final = 60.0
 CONNECTIONS: Final = 100  # per session by default, as kubernetes_asyncio's pool
+
+# asyncio gives every TLS connection a read buffer of this size, allocated whole when the
+# connection opens: 256 KiB by default, 8 MiB of a service's memory at 32 connections. The
+# API server's answers to writes are a few KiB; a larger one (a LIST page) is read in more
+# calls.
+TLS_READ_BUFFER: Final = 64 << 10
+asyncio.sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
 
 REQUESTS = Counter(
     "gangway_api_requests",
