@@ -16,13 +16,13 @@ import os
 import sys
 
 import nats
-from pydantic import ValidationError
 
 from gangway_cli.timeline import render
+from gangway_contracts.errors import FieldErrors
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
 from gangway_runtime import bus, journal
-from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.settings import ServiceSettings, from_environment
 
 
 def default_nats_url() -> str:
@@ -74,13 +74,12 @@ def run(args: argparse.Namespace) -> int:
     url = args.nats_url or default_nats_url()
     given = {"nats_creds": args.nats_creds, "nats_user": args.nats_user, "nats_ca": args.nats_ca}
     try:
-        settings = ServiceSettings(
-            nats_url=url, **{key: value for key, value in given.items() if value is not None}
-        )
-    except ValidationError as exc:
-        for error in exc.errors():
-            option = "--" + str(error["loc"][0]).replace("_", "-")
-            print(f"{option}: {error['msg'].removeprefix('Value error, ')}", file=sys.stderr)
+        options = {key: value for key, value in given.items() if value is not None}
+        # The password only from GANGWAY_NATS_PASSWORD, as the services take it.
+        settings = from_environment(ServiceSettings, given={"nats_url": url, **options})
+    except FieldErrors as exc:
+        for error in exc.errors:
+            print(f"--{error.field.replace('_', '-')}: {error.reason}", file=sys.stderr)
         return 2
     try:
         events = asyncio.run(read_journal(settings, Subjects(args.prefix), namespace, name))

@@ -133,7 +133,7 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
     (
         "gangScheduling must be a boolean",
         {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": "yes"}}]},
-        ["scheduler.profiles[0].config.gangScheduling: Input should be a valid boolean"],
+        ["scheduler.profiles[0].config.gangScheduling: Expected `bool`, got `str`"],
     ),
     (
         "a built-in cannot be external",
@@ -170,9 +170,14 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         ["scheduler.profile: unknown field"],
     ),
     (
+        "a profile without a name",
+        {"profiles": [{"name": "kai-scheduler"}, {"default": True}]},
+        ["scheduler.profiles[1].name: required"],
+    ),
+    (
         "profiles must be a list",
         {"profiles": {"name": "kai-scheduler"}},
-        ["scheduler.profiles: Input should be a valid list"],
+        ["scheduler.profiles: Expected `array`, got `object`"],
     ),
     (
         "every problem is reported, not just the first",
@@ -218,8 +223,7 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         [
             "scheduler.profiles[0].config.schedulerName: must be a DNS-1123 label: the pods' "
             "schedulerName",
-            "scheduler.profiles[0].config.scheduleTimeoutSeconds: Input should be greater than "
-            "or equal to 1",
+            "scheduler.profiles[0].config.scheduleTimeoutSeconds: Expected `int` >= 1",
             "scheduler.profiles[0].config.permitWaitingTimeSeconds: unknown field",
         ],
     ),

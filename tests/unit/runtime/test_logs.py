@@ -12,7 +12,7 @@ from opentelemetry import trace
 
 from gangway_contracts.subjects import ObjectKey
 from gangway_runtime import logs, tracing
-from gangway_runtime.settings import LogFormat, ServiceSettings
+from gangway_runtime.settings import LogFormat, ServiceSettings, from_environment
 
 TRACE = format(
     trace.get_current_span(tracing.workload_context("uid-1")).get_span_context().trace_id, "032x"
@@ -96,4 +96,4 @@ def test_describe(key: object, said: str) -> None:
 @pytest.mark.parametrize("written", ["json", "JSON", "Json"])
 def test_log_format_in_any_case(written: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GANGWAY_LOG_FORMAT", written)
-    assert ServiceSettings().log_format == "json"
+    assert from_environment(ServiceSettings).log_format == "json"

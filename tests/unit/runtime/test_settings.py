@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from gangway_runtime.settings import ServiceSettings, nats_servers
+from gangway_contracts.errors import FieldErrors
+from gangway_runtime.settings import (
+    ConsumerSettings,
+    ServiceSettings,
+    from_environment,
+    nats_servers,
+)
 
 
 @pytest.mark.parametrize("written", ["info", "Info", "INFO"])
 def test_log_level_in_any_case(written: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GANGWAY_LOG_LEVEL", written)
-    assert ServiceSettings().log_level == "INFO"
+    assert from_environment(ServiceSettings).log_level == "INFO"
 
 
 def _started(service: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -76,7 +83,7 @@ def test_several_nats_servers_separated_by_commas(
     written: str, servers: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GANGWAY_NATS_URL", written)
-    assert ServiceSettings().nats_servers == servers
+    assert from_environment(ServiceSettings).nats_servers == servers
 
 
 @pytest.mark.parametrize("written", ["", "a:4222", "nats://a:4222,http://b", "nats://"])
@@ -85,3 +92,53 @@ def test_a_bad_nats_url_names_the_one_at_fault(written: str) -> None:
         nats_servers(written)
     if "http://b" in written:
         assert '"http://b" is not a NATS URL' in str(caught.value)
+
+
+def test_every_bad_variable_is_named_with_its_reason() -> None:
+    with pytest.raises(FieldErrors) as caught:
+        from_environment(
+            ConsumerSettings,
+            {
+                "GANGWAY_WORKERS": "0",
+                "GANGWAY_STREAMS__STORAGE": "disk",
+                "GANGWAY_HTTP_PORT": "eighty",
+                "GANGWAY_NOT_A_SETTING": "ignored",
+            },
+        )
+    assert [str(e) for e in caught.value.errors] == [
+        "http_port: Expected `int`, got `str`",
+        "streams.storage: Invalid enum value 'disk'",
+        "workers: Expected `int` >= 1",
+    ]
+
+
+def test_values_are_read_as_their_fields_types() -> None:
+    settings = from_environment(
+        ConsumerSettings,
+        {
+            "GANGWAY_KUBECONFIG": "/etc/kube/config",
+            "GANGWAY_ACK_WAIT_SECONDS": "2.5",
+            "GANGWAY_STREAMS__REPLICAS": "3",
+            "GANGWAY_STREAMS__STORAGE": "Memory",
+        },
+    )
+    assert settings.kubeconfig == Path("/etc/kube/config")
+    assert settings.ack_wait_seconds == 2.5
+    assert (settings.streams.replicas, settings.streams.storage) == (3, "memory")
+
+
+def test_a_password_is_never_shown() -> None:
+    settings = from_environment(ServiceSettings, {"GANGWAY_NATS_PASSWORD": "hunter2"})
+    assert settings.nats_password is not None
+    assert settings.nats_password.get_secret_value() == "hunter2"
+    assert "hunter2" not in repr(settings)
+
+
+def test_values_given_as_their_types_are_taken_as_they_are() -> None:
+    given = {"kubeconfig": Path("/k"), "nats_creds": "/c", "http_port": 0}
+    settings = from_environment(ServiceSettings, {}, given=given)
+    assert (settings.kubeconfig, settings.nats_creds, settings.http_port) == (
+        Path("/k"),
+        Path("/c"),
+        0,
+    )

@@ -1,4 +1,4 @@
-"""The ``scheduler`` section of the operator configuration (GREP-375), read with pydantic.
+"""The ``scheduler`` section of the operator configuration (GREP-375), read with msgspec.
 
     scheduler:
       profiles:
@@ -31,17 +31,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Final, Literal, TypeVar
 
 import msgspec
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gangway_contracts.errors import FieldError, FieldErrors, field_path
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import is_dns_label, is_dns_subdomain
+from gangway_contracts.typed import Check, convert
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BackendConfig")
 
 KAI_SCHEDULER: Final = "kai-scheduler"
 COSCHEDULING: Final = "coscheduling"
@@ -63,89 +63,89 @@ RESOURCE_REF: Final = re.compile(
 )
 
 
-class KubeSchedulerConfig(BaseModel):
+class BackendConfig(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A built-in backend's ``config``: camelCase keys, unknown ones refused, read strictly
+    (a quoted "false" is a mistake to report, not a string to coerce)."""
+
+    # A field's name → what is wrong with a value of it (None: nothing); see typed.convert.
+    CHECKS: ClassVar[dict[str, Check]] = {}
+
+
+class KubeSchedulerConfig(BackendConfig, frozen=True):
     """default-scheduler: with gangScheduling, PodGangs become Workload API objects."""
 
-    # strict: a quoted "false" is a mistake to report, not a string to coerce.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
-    gang_scheduling: bool = Field(default=False, alias="gangScheduling")
+    gang_scheduling: bool = False
 
 
-class KaiSchedulerConfig(BaseModel):
-    """kai-scheduler: no options yet; the model exists so unknown keys are caught."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class KaiSchedulerConfig(BackendConfig, frozen=True):
+    """kai-scheduler: no options yet; the type exists so unknown keys are caught."""
 
 
-class NamedSchedulerConfig(BaseModel):
+def _scheduler_name(value: str) -> str | None:
+    return None if is_dns_label(value) else "must be a DNS-1123 label: the pods' schedulerName"
+
+
+class NamedSchedulerConfig(BackendConfig, frozen=True):
     """A backend whose scheduler runs beside the default one under a name of its own."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+    CHECKS: ClassVar[dict[str, Check]] = {"scheduler_name": _scheduler_name}
     # The scheduler (profile) its pods are handed to.
     scheduler_name: str
 
-    @field_validator("scheduler_name")
-    @classmethod
-    def _scheduler_name(cls, value: str) -> str:
-        if not is_dns_label(value):
-            raise ValueError("must be a DNS-1123 label: the pods' schedulerName")
-        return value
 
-
-class SecondSchedulerConfig(NamedSchedulerConfig):
+class SecondSchedulerConfig(NamedSchedulerConfig, frozen=True):
     """A second scheduler that holds a gang's first pods for a while waiting for the rest."""
 
     # How long a gang's first placed pods wait for the rest before all are released and
     # retried; unset: the scheduler's own default.
-    schedule_timeout_seconds: int | None = Field(
-        default=None, alias="scheduleTimeoutSeconds", ge=1, le=2**31 - 1
-    )
+    schedule_timeout_seconds: Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)] | None = None
 
 
-class CoschedulingConfig(SecondSchedulerConfig):
+class CoschedulingConfig(SecondSchedulerConfig, frozen=True):
     """coscheduling: scheduler-plugins' Coscheduling plugin; one PodGroup per PodGang. Its
     timeout default is the plugin's permitWaitingTimeSeconds (60 s)."""
 
     # The name scheduler-plugins' own second-scheduler install gives it.
-    scheduler_name: str = Field(default="scheduler-plugins-scheduler", alias="schedulerName")
+    scheduler_name: str = "scheduler-plugins-scheduler"
 
 
-class KoordinatorConfig(SecondSchedulerConfig):
+class KoordinatorConfig(SecondSchedulerConfig, frozen=True):
     """koordinator: Koordinator's koord-scheduler; one gang per podgroup, the PodGang's gangs
     one GangGroup. Its timeout default is the plugin's defaultTimeout (600 s)."""
 
-    scheduler_name: str = Field(default="koord-scheduler", alias="schedulerName")
+    scheduler_name: str = "koord-scheduler"
     # Strict: a member failing in a cycle releases the gang's members placed in that cycle;
     # NonStrict: placed members keep their places while the gang fills.
     mode: Literal["Strict", "NonStrict"] = "Strict"
     # Which pods count towards a gang's minimum; unset: the scheduler's default
     # (once-satisfied).
-    match_policy: Literal["once-satisfied", "only-waiting", "waiting-and-running"] | None = Field(
-        default=None, alias="matchPolicy"
-    )
+    match_policy: Literal["once-satisfied", "only-waiting", "waiting-and-running"] | None = None
 
 
-class VolcanoConfig(NamedSchedulerConfig):
+def _queue_name(value: str) -> str | None:
+    if is_dns_subdomain(value):
+        return None
+    return "must be a DNS-1123 subdomain: the name of a Volcano Queue"
+
+
+class VolcanoConfig(NamedSchedulerConfig, frozen=True):
     """volcano: Volcano's vc-scheduler; one PodGroup per PodGang, in a queue. It holds no
     placed pod waiting (a gang binds whole in one session), so there is no timeout."""
 
-    scheduler_name: str = Field(default="volcano", alias="schedulerName")
+    CHECKS: ClassVar[dict[str, Check]] = {
+        **NamedSchedulerConfig.CHECKS,
+        "default_queue": _queue_name,
+    }
+    scheduler_name: str = "volcano"
     # The queue of a PodCliqueSet that names none: Volcano's own default, which its scheduler
     # creates at start.
-    default_queue: str = Field(default="default", alias="defaultQueue")
-
-    @field_validator("default_queue")
-    @classmethod
-    def _default_queue(cls, value: str) -> str:
-        if not is_dns_subdomain(value):
-            raise ValueError("must be a DNS-1123 subdomain: the name of a Volcano Queue")
-        return value
+    default_queue: str = "default"
 
 
 # Profile names Grove's operator configuration takes that Gangway provides no backend for.
 GROVE_ONLY_BACKENDS: Final = {"lpx-scheduler": "Grove's LPX scheduler backend"}
 
-BUILTIN_CONFIG: Final[dict[str, type[BaseModel]]] = {
+BUILTIN_CONFIG: Final[dict[str, type[BackendConfig]]] = {
     DEFAULT_SCHEDULER: KubeSchedulerConfig,
     KAI_SCHEDULER: KaiSchedulerConfig,
     COSCHEDULING: CoschedulingConfig,
@@ -154,10 +154,9 @@ BUILTIN_CONFIG: Final[dict[str, type[BaseModel]]] = {
 }
 
 
-class _Profile(BaseModel):
+class _Profile(msgspec.Struct, forbid_unknown_fields=True):
     """A profile as written; the rules that span profiles are checked afterwards."""
 
-    model_config = ConfigDict(extra="forbid")
     name: str
     config: dict[str, Any] | None = None
     default: bool = False
@@ -166,10 +165,9 @@ class _Profile(BaseModel):
     resources: list[str] = []
 
 
-class _SchedulerSection(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class _SchedulerSection(msgspec.Struct, rename="camel"):
     profiles: list[_Profile] = []
-    default_profile_name: str | None = Field(default=None, alias="defaultProfileName")
+    default_profile_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +176,7 @@ class Profile:
 
     name: str
     external: bool = False
-    config: BaseModel | dict[str, Any] = field(default_factory=dict)
+    config: BackendConfig | dict[str, Any] = field(default_factory=dict)
     resources: tuple[str, ...] = ()  # an external backend's own resources, to be mirrored
 
     @property
@@ -283,16 +281,6 @@ def _POD_SPEC(i: int) -> tuple[str | int, ...]:  # noqa: N802 - reads as a path 
     return ("spec", "template", "cliques", i, "spec", "podSpec")
 
 
-def _pydantic_errors(exc: ValidationError, *prefix: str | int) -> list[FieldError]:
-    errors = []
-    for err in exc.errors():
-        reason = err["msg"].removeprefix("Value error, ")  # a validator's own words
-        if err["type"] == "extra_forbidden":
-            reason = "unknown field"
-        errors.append(FieldError(field=field_path(*prefix, *err["loc"]), reason=reason))
-    return errors
-
-
 def _resolve_external(at: tuple[str, str, int], p: _Profile) -> Profile | list[FieldError]:
     """A third-party backend: a DNS-1123 name and the resources the watcher mirrors for it."""
     name = canonical_name(p.name)
@@ -343,9 +331,9 @@ def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
         reason = f'"{p.name}" is a built-in backend: its resources are known'
         return [FieldError(field=field_path(*at, "resources"), reason=reason)]
     try:
-        config = BUILTIN_CONFIG[name].model_validate(p.config or {})
-    except ValidationError as exc:
-        return _pydantic_errors(exc, *at, "config")
+        config = convert(p.config or {}, BUILTIN_CONFIG[name], at=(*at, "config"))
+    except FieldErrors as exc:
+        return list(exc.errors)
     return Profile(name=name, config=config)
 
 
@@ -404,10 +392,7 @@ def _scheduler_name_clashes(
 
 def parse_scheduler_config(section: Any) -> SchedulerConfig:
     """Validate the ``scheduler`` section; raise FieldErrors listing every problem."""
-    try:
-        raw = _SchedulerSection.model_validate({} if section is None else section)
-    except ValidationError as exc:
-        raise FieldErrors(_pydantic_errors(exc, "scheduler")) from None
+    raw = convert({} if section is None else section, _SchedulerSection, at=("scheduler",))
 
     errors: list[FieldError] = []
     profiles: dict[str, Profile] = {}

@@ -18,7 +18,7 @@ from gangway_runtime import bus, tasks
 from gangway_runtime.kube import Kube, api_client
 from gangway_runtime.logs import configure_logging
 from gangway_runtime.probes import Probes
-from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.settings import ServiceSettings, load_settings
 from gangway_runtime.streams import StreamReset, ensure_streams, until_made, watch_for_reset
 from gangway_runtime.tracing import TracingSettingError, setup_tracing
 
@@ -109,7 +109,7 @@ def run(
 ) -> None:
     """Run ``main`` until it returns or SIGTERM/SIGINT arrives; then cancel it, which lets
     every ``async with`` and task group inside it close in order. Logs as ``settings`` say."""
-    configure_logging(settings or ServiceSettings())
+    configure_logging(settings or load_settings(ServiceSettings))
 
     async def supervise() -> None:
         asked_to_stop = asyncio.Event()

@@ -2,30 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from msgspec import Meta
 
-from gangway_runtime.settings import LimitSettings
+from gangway_runtime.settings import LimitSettings, Port, Seconds
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class AdmissionSettings(LimitSettings):
     webhook_host: str = "0.0.0.0"
-    webhook_port: int = Field(default=8443, ge=0, le=65535)
+    webhook_port: Port = 8443
     # The serving certificate and key (PEM), re-read when either file changes, as
     # cert-manager and kubelet secret updates rewrite them in place.
     tls_cert_file: Path
     tls_key_file: Path
-    tls_reload_seconds: float = Field(default=10.0, gt=0)
+    tls_reload_seconds: Seconds = 10.0
     # A backend not answering within this is unavailable for this review.
-    backend_timeout_seconds: float = Field(default=3.0, gt=0)
+    backend_timeout_seconds: Seconds = 3.0
     # Every review is answered within this, whatever happens; keep it under the
     # ValidatingWebhookConfiguration's timeoutSeconds (10 in deploy/).
-    review_timeout_seconds: float = Field(default=8.0, gt=0)
+    review_timeout_seconds: Seconds = 8.0
     # Fail: a PodCliqueSet whose backend does not answer is rejected, naming the backend.
     # Ignore: admitted with a warning, and its backend's checks are skipped.
     failure_policy: Literal["Fail", "Ignore"] = "Fail"
     # Bodies above this are refused (413) before they are read: an AdmissionReview holds
     # the object and, on update, its old version; etcd stores at most 1.5 MiB of each.
-    max_request_bytes: int = Field(default=4 << 20, ge=64 << 10)
+    max_request_bytes: Annotated[int, Meta(ge=64 << 10)] = 4 << 20

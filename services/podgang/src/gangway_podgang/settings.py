@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+import dataclasses
 
-from gangway_runtime.settings import ConsumerSettings, LimitSettings
+from gangway_runtime.settings import ConsumerSettings, LimitSettings, Positive, Seconds
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PodgangSettings(LimitSettings, ConsumerSettings):
     # API writes in flight at once across all PodCliqueSets (pod creates, gate lifts…).
-    write_concurrency: int = Field(default=32, ge=1)
+    write_concurrency: Positive = 32
     # How long a prepare-pods or validate request waits for the backend.
-    request_timeout_seconds: float = Field(default=10.0, gt=0)
+    request_timeout_seconds: Seconds = 10.0
     # How long to wait for the read model to show a message, or our own writes.
-    read_model_timeout_seconds: float = Field(default=30.0, gt=0)
+    read_model_timeout_seconds: Seconds = 30.0
     # Steps (write, then wait for it to be mirrored) one gang takes in one reconcile before
     # the rest is left to later events.
-    max_rounds: int = Field(default=8, ge=1)
+    max_rounds: Positive = 8
     # Gangs of one PodCliqueSet being written at once: earlier gangs move on before later
     # ones start, so a large PodCliqueSet streams its gangs (writes stay bounded by
     # write_concurrency across all of them).
-    gangs_in_flight: int = Field(default=64, ge=1)
+    gangs_in_flight: Positive = 64

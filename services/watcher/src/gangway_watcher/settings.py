@@ -6,13 +6,14 @@ mirrored: those of its enabled backends.
 
 from __future__ import annotations
 
-from pydantic import Field
+import dataclasses
 
-from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.settings import Positive, Seconds, ServiceSettings
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class WatcherSettings(ServiceSettings):
-    resync_seconds: float = Field(default=600.0, gt=0)
-    watch_timeout_seconds: int = Field(default=300, ge=1)
-    list_page_size: int = Field(default=500, ge=1)
-    max_in_flight: int = Field(default=256, ge=1)
+    resync_seconds: Seconds = 600.0
+    watch_timeout_seconds: Positive = 300
+    list_page_size: Positive = 500
+    max_in_flight: Positive = 256
