@@ -1,5 +1,6 @@
-"""What podgang's read model keeps of pods and PodGangs: everything podgang reads, equal to
-the decoded object where it keeps it whole, repeated strings held once."""
+"""What podgang's read model keeps of pods and PodGangs: everything podgang reads, a pod's
+answers the same as the decoded pod's, a PodGang equal to the decoded one, repeated strings
+held once."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodGang
 from gangway_contracts.pods import Pod
-from gangway_podgang.compact import compact_pod, interned
+from gangway_podgang.compact import compact_pod, compact_podgang
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import plan_podgangs
 from tests.unit.podgang.test_progress import inference
@@ -68,42 +69,58 @@ def test_a_compact_pod_answers_every_question_podgang_asks_as_the_pod_does() -> 
         gate = labels.PODGANG_PENDING_CREATION_GATE
         assert kept.is_gated(gate) == pod.is_gated(gate)
         assert kept.is_scheduled == pod.is_scheduled
-        assert kept.scheduler_verdict() == pod.scheduler_verdict()
-        assert kept.status.phase == pod.status.phase
-        assert kept.spec == pod.spec
-        meta, was = kept.metadata, pod.metadata
-        assert (meta.name, meta.namespace, meta.uid, meta.resource_version) == (
-            was.name,
-            was.namespace,
-            was.uid,
-            was.resource_version,
+        assert kept.verdict == pod.scheduler_verdict()
+        assert kept.phase == pod.status.phase
+        assert kept.node_name == pod.spec.node_name
+        meta = pod.metadata
+        assert (kept.name, kept.namespace, kept.uid, kept.resource_version) == (
+            meta.name,
+            meta.namespace,
+            meta.uid,
+            meta.resource_version,
         )
-        assert meta.owner_references == was.owner_references
-        assert meta.deletion_timestamp == was.deletion_timestamp
-        assert meta.labels == {k: v for k, v in was.labels.items() if k != labels.MANAGED_BY}
-        assert meta.annotations == {}, "annotations are not read"
+        assert kept.gang == meta.labels[labels.PODGANG]
+        assert kept.template_hash == meta.labels[labels.POD_TEMPLATE_HASH]
+        assert kept.controller_uid == "g"
+        assert kept.deleting
 
 
 def test_repeated_strings_are_held_once() -> None:
     first = compact_pod(from_object(pod_object("pcs-0-w-0"), Pod))
     second = compact_pod(from_object(pod_object("pcs-0-w-1"), Pod))
-    assert first.metadata.namespace is second.metadata.namespace
-    assert first.metadata.labels[labels.PODGANG] is second.metadata.labels[labels.PODGANG]
-    assert (
-        first.status.conditions[0].last_transition_time
-        is second.status.conditions[0].last_transition_time
-    )
+    assert first.namespace is second.namespace
+    assert first.gang is second.gang
+    assert first.template_hash is second.template_hash
+    assert first.gates[0] is second.gates[0]
 
 
-def test_an_interned_podgang_equals_the_decoded_one_and_shares_its_pods_names() -> None:
+def test_a_compact_podgang_keeps_its_spec_status_and_identity_and_shares_its_pods_names() -> None:
     gang = plan_podgangs(inference()).gangs[0]
     spec = podgang_spec(gang, "ml", None, all_references(gang, "ml"))
-    podgang = from_object(
-        {"metadata": {"name": gang.name, "namespace": "ml"}, "spec": spec}, PodGang
-    )
-    decoded = msgspec.json.decode(msgspec.json.encode(podgang), type=PodGang)
-    kept = interned(decoded)
-    assert kept == podgang
+    meta = {
+        "name": gang.name,
+        "namespace": "ml",
+        "uid": "u",
+        "resourceVersion": "7",
+        "generation": 2,
+        "labels": {labels.PART_OF: "pcs"},
+        "annotations": {labels.TRACEPARENT_ANNOTATION: "00-1-2-01"},
+        "ownerReferences": [
+            {
+                "apiVersion": "v1",
+                "kind": "PodCliqueSet",
+                "name": "pcs",
+                "uid": "p",
+                "controller": True,
+            }
+        ],
+    }
+    status = {"phase": "Pending", "conditions": []}
+    podgang = from_object({"metadata": meta, "spec": spec, "status": status}, PodGang)
+    kept = compact_podgang(msgspec.json.decode(msgspec.json.encode(podgang), type=PodGang))
+    assert (kept.spec, kept.status) == (podgang.spec, podgang.status)
+    was = podgang.metadata
+    assert msgspec.structs.replace(was, labels={}, annotations={}) == kept.metadata
     name = kept.spec.podgroups[0].pod_references[0].name
     pod = compact_pod(from_object(pod_object(name), Pod))
-    assert pod.metadata.name is name
+    assert pod.name is name

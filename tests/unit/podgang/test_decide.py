@@ -17,6 +17,7 @@ from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangStatus
 from gangway_contracts.k8s import Condition, ObjectMeta, OwnerReference
 from gangway_contracts.pods import Pod, PodSpecView, SchedulingGate
+from gangway_podgang.compact import PodRecord, compact_pod
 from gangway_podgang.decide import (
     Decision,
     Observed,
@@ -64,7 +65,7 @@ class Cluster:
 
     def __init__(self, gangs: tuple[PlannedGang, ...]) -> None:
         self.podgangs: dict[str, PodGang] = {}
-        self.pods: dict[str, Pod] = {}
+        self.pods: dict[str, PodRecord] = {}
         self.gangs = {g.name: g for g in gangs}
 
     def observed(self) -> Observed:
@@ -94,8 +95,7 @@ class Cluster:
         for pod in decision.lift_gates:
             self.check_may_lift(pod)
             if keep():
-                ungated = replace(pod.spec, scheduling_gates=[])
-                self.pods[pod.metadata.name] = replace(pod, spec=ungated)
+                self.pods[pod.name] = replace(pod, gates=())
 
     def apply_status(self, decision: Decision, keep: Callable[[], bool]) -> None:
         for live, status in decision.set_initialized:
@@ -132,7 +132,7 @@ class Cluster:
 
     def delete_podgang(self, name: str) -> None:
         del self.podgangs[name]
-        owned = [p for p, pod in self.pods.items() if pod.metadata.labels[labels.PODGANG] == name]
+        owned = [p for p, pod in self.pods.items() if pod.gang == name]
         for pod in owned:  # garbage collection
             del self.pods[pod]
 
@@ -145,10 +145,10 @@ class Cluster:
             owner_references=[owner("PodGang", gang, self.podgangs[gang].metadata.uid)],
         )
         spec = PodSpecView(scheduling_gates=[SchedulingGate(name=GATE)])
-        self.pods[name] = Pod(metadata=meta, spec=spec)
+        self.pods[name] = compact_pod(Pod(metadata=meta, spec=spec))
 
-    def check_may_lift(self, pod: Pod) -> None:
-        gang = self.gangs[pod.metadata.labels[labels.PODGANG]]
+    def check_may_lift(self, pod: PodRecord) -> None:
+        gang = self.gangs[pod.gang]
         live = self.podgangs[gang.name]
         assert initialized_status(live) is True, "gate lifted before the gang was Initialized"
         assert condition_true_now(live, labels.BACKEND_SYNCED), "before the backend synced"
@@ -166,9 +166,8 @@ class Cluster:
                 self.podgangs[name] = with_condition(live, labels.BACKEND_SYNCED, True)
                 moved = True
         for name, pod in list(self.pods.items()):
-            if not pod.spec.scheduling_gates and not pod.is_scheduled and act():
-                bound = replace(pod.spec, node_name="node-1")
-                self.pods[name] = replace(pod, spec=bound)
+            if not pod.gates and not pod.is_scheduled and act():
+                self.pods[name] = replace(pod, node_name="node-1")
                 moved = True
         return moved
 
@@ -223,7 +222,7 @@ def assert_partition(decision: Decision, parts: list[Decision]) -> None:
 def assert_converged(cluster: Cluster, gangs: tuple[PlannedGang, ...]) -> None:
     assert sorted(cluster.podgangs) == sorted(g.name for g in gangs)
     assert sorted(cluster.pods) == sorted(pod for g in gangs for _, _, pod in g.pods)
-    assert all(not p.spec.scheduling_gates for p in cluster.pods.values())
+    assert all(not p.gates for p in cluster.pods.values())
     for gang in gangs:
         live = cluster.podgangs[gang.name]
         assert initialized_status(live) is True

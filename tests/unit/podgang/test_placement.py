@@ -9,6 +9,7 @@ from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodGang
 from gangway_contracts.pods import Pod
+from gangway_podgang.compact import PodRecord, compact_pod
 from gangway_podgang.decide import Placement, placement_of
 from gangway_podgang.plan import PlannedGang, plan_podgangs
 from tests.unit.podgang.test_decide import with_condition
@@ -27,11 +28,13 @@ def base_gang() -> PlannedGang:
     return next(g for g in plan_podgangs(inference()).gangs if g.is_base)
 
 
-def pods(gang: PlannedGang, **each: Any) -> dict[str, Pod]:
+def pods(gang: PlannedGang, **each: Any) -> dict[str, PodRecord]:
     """Every pod of the gang, each with the given spec and status parts."""
     spec, status = each.get("spec", {}), each.get("status", {})
     return {
-        name: from_object({"metadata": {"name": name}, "spec": spec, "status": status}, Pod)
+        name: compact_pod(
+            from_object({"metadata": {"name": name}, "spec": spec, "status": status}, Pod)
+        )
         for _, _, name in gang.pods
     }
 
@@ -53,8 +56,8 @@ def test_every_distinct_word_of_the_scheduler_is_kept() -> None:
     found = pods(gang, status={"conditions": [UNSCHEDULABLE]})
     quorum = {**UNSCHEDULABLE, "message": "minCount (2) cannot be satisfied: 0 scheduled"}
     first = next(iter(found))
-    found[first] = from_object(
-        {"metadata": {"name": first}, "status": {"conditions": [quorum]}}, Pod
+    found[first] = compact_pod(
+        from_object({"metadata": {"name": first}, "status": {"conditions": [quorum]}}, Pod)
     )
     placement = placement_of(gang, found)
     assert placement.reason == "Unschedulable"
@@ -79,7 +82,7 @@ def test_one_podgroup_below_its_minimum_is_not_scheduled() -> None:
     found = pods(gang, spec={"nodeName": "n1"})
     short = next(g for g in gang.podgroups if g.min_replicas > 0)
     for name in short.pods:
-        found[name] = from_object({"metadata": {"name": name}}, Pod)
+        found[name] = compact_pod(from_object({"metadata": {"name": name}}, Pod))
     placement = placement_of(gang, found)
     assert (placement.phase, placement.scheduled) == ("Starting", False)
 

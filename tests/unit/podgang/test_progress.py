@@ -14,6 +14,7 @@ from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodCliqueSetStatus, PodGang
 from gangway_contracts.pods import Pod
 from gangway_podgang import progress
+from gangway_podgang.compact import PodRecord, compact_pod
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import plan_podgangs
 from tests.support.crd_compat import declared_paths, version_schema
@@ -33,7 +34,7 @@ def inference() -> PodCliqueSet:
 
 def everything_exists(
     pcs: PodCliqueSet, gated: bool, bound: bool
-) -> tuple[dict[str, PodGang], dict[str, Pod]]:
+) -> tuple[dict[str, PodGang], dict[str, PodRecord]]:
     plan = plan_podgangs(pcs)
     podgangs, pods = {}, {}
     for gang in plan.gangs:
@@ -48,12 +49,14 @@ def everything_exists(
                 spec_view["schedulingGates"] = [{"name": labels.PODGANG_PENDING_CREATION_GATE}]
             if bound and gang.is_base:
                 spec_view["nodeName"] = "n1"
-            pods[name] = from_object(
-                {
-                    "metadata": {"name": name, "labels": {labels.PODGANG: gang.name}},
-                    "spec": spec_view,
-                },
-                Pod,
+            pods[name] = compact_pod(
+                from_object(
+                    {
+                        "metadata": {"name": name, "labels": {labels.PODGANG: gang.name}},
+                        "spec": spec_view,
+                    },
+                    Pod,
+                )
             )
     return podgangs, pods
 
@@ -181,9 +184,7 @@ def test_an_update_says_when_it_began_which_replica_it_replaces_and_when_it_ende
     }
     for pod in ("pcs-0-w-0", "pcs-0-w-1"):  # replica 0 back, current and scheduled
         cluster.create_pod(pod, "pcs-0")
-        cluster.pods[pod] = replace(
-            cluster.pods[pod], spec=replace(cluster.pods[pod].spec, node_name="n")
-        )
+        cluster.pods[pod] = replace(cluster.pods[pod], node_name="n")
     assert timing("t3") == {
         **began,
         "currentlyUpdating": [{"replicaIndex": 1, "updateStartedAt": "t3"}],

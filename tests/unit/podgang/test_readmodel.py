@@ -47,7 +47,7 @@ def record(name: str, version: int, deleted: bool, owner: str) -> ObjectRecord:
 
 def state(model: ReadModel) -> dict[tuple[str, str], dict[str, str]]:
     return {
-        key: {name: pod.metadata.resource_version for name, pod in model.workload(key).pods.items()}
+        key: {name: pod.resource_version for name, pod in model.workload(key).pods.items()}
         for key in model.workload_keys()
     }
 

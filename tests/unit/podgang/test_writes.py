@@ -14,6 +14,7 @@ from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.k8s import ObjectMeta
 from gangway_contracts.pods import Pod
 from gangway_contracts.subjects import Kind
+from gangway_podgang.compact import PodRecord, compact_pod
 from gangway_podgang.readmodel import Workload
 from gangway_podgang.writes import Expectation, PrepareFailed, _checked, _chunks
 
@@ -57,13 +58,13 @@ def test_a_pod_is_never_created_without_our_gate() -> None:
     assert all(p["spec"]["schedulingGates"] == [GATE] for p in checked)
 
 
-def live_pod(name: str, version: str, deleting: bool = False) -> Pod:
+def live_pod(name: str, version: str, deleting: bool = False) -> PodRecord:
     meta = ObjectMeta(
         name=name,
         resource_version=version,
         deletion_timestamp="2026-01-01T00:00:00Z" if deleting else None,
     )
-    return Pod(metadata=meta)
+    return compact_pod(Pod(metadata=meta))
 
 
 @pytest.mark.parametrize(
@@ -80,6 +81,6 @@ def live_pod(name: str, version: str, deleting: bool = False) -> Pod:
     ],
 )
 def test_a_write_is_mirrored_once_the_model_shows_it_or_something_newer(
-    expected: Expectation, pods: dict[str, Pod], met: bool
+    expected: Expectation, pods: dict[str, PodRecord], met: bool
 ) -> None:
     assert expected.met(Workload(pods=pods)) is met

@@ -1,29 +1,27 @@
 """What the read model keeps of each object: the fields podgang reads, each repeated string
-held once. A PodCliqueSet of 5 000 gangs is 10 000 pods and 5 000 PodGangs in memory; a pod
-as decoded costs about 4 KB, most of it strings every pod repeats (its namespace, its
-labels' values, condition types and times) and fields podgang never reads (annotations,
-four of its five conditions).
+held once. A PodCliqueSet of 5 000 gangs is 10 000 pods and 5 000 PodGangs in memory.
 
-- A pod keeps its name, namespace, uid, resourceVersion, the labels podgang reads (its gang,
-  template hash and PodCliqueSet), its owner references, deletion time, gates, node, phase
-  and its PodScheduled condition (the scheduler's verdict).
-- A PodGang keeps everything (its spec is compared whole with the plan, its conditions are
-  patched by position), with its strings interned: a pod reference's name is the pod's own
-  name string.
+- A pod is one flat record (:class:`PodRecord`): its name, namespace, uid and
+  resourceVersion, the labels podgang reads, its controller, whether it is being deleted,
+  its gates, node and phase, and the scheduler's verdict. As decoded it is about ten objects
+  (metadata, labels, owner references, spec, gates, status, conditions…), 1.2 KB; the record
+  is one, about 0.4 KB with its own strings.
+- A PodGang keeps its spec and status whole (the spec is compared whole with the plan, the
+  conditions are patched by position) and of its metadata what a pod's record keeps, with
+  its strings interned: a pod reference's name is the pod's own name string.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
 from gangway_contracts import labels
+from gangway_contracts.grove import PodGang
 from gangway_contracts.k8s import ObjectMeta
-from gangway_contracts.pods import POD_SCHEDULED, Pod, PodStatusView
-
-POD_LABELS: Final = (labels.PODGANG, labels.POD_TEMPLATE_HASH, labels.PART_OF)
+from gangway_contracts.pods import Pod
 
 T = TypeVar("T")
 
@@ -51,25 +49,66 @@ def _interned(value: Any) -> Any:
     return value
 
 
-def compact_pod(pod: Pod) -> Pod:
-    """The pod as podgang reads it: see the module's docstring."""
-    meta = pod.metadata
-    kept = {k: v for k in POD_LABELS if (v := meta.labels.get(k)) is not None}
-    return interned(
-        Pod(
-            metadata=ObjectMeta(
-                name=meta.name,
-                namespace=meta.namespace,
-                uid=meta.uid,
-                resource_version=meta.resource_version,
-                labels=kept,
-                owner_references=meta.owner_references,
-                deletion_timestamp=meta.deletion_timestamp,
-            ),
-            spec=pod.spec,
-            status=PodStatusView(
-                phase=pod.status.phase,
-                conditions=[c for c in pod.status.conditions if c.type == POD_SCHEDULED],
-            ),
-        )
+class PodRecord(msgspec.Struct, frozen=True, gc=False):
+    """A pod as podgang reads it (see the module's docstring)."""
+
+    name: str
+    namespace: str
+    uid: str
+    resource_version: str
+    gang: str  # its PodGang's name (labels.PODGANG), "" without one
+    template_hash: str | None  # the clique template it was made from (labels.POD_TEMPLATE_HASH)
+    controller_uid: str | None  # the uid of its controlling owner
+    deleting: bool
+    gates: tuple[str, ...]
+    node_name: str | None
+    phase: str | None
+    verdict: tuple[str, str] | None  # see Pod.scheduler_verdict
+
+    def is_gated(self, gate: str) -> bool:
+        return gate in self.gates
+
+    @property
+    def is_scheduled(self) -> bool:
+        """Bound to a node: what "scheduled" means for a gang's minReplicas."""
+        return bool(self.node_name)
+
+
+def compact_pod(pod: Pod) -> PodRecord:
+    """The pod as podgang reads it: see the module's docstring. Its own strings (uid,
+    resourceVersion) are kept as they are; every other string is one shared copy."""
+    meta, verdict = pod.metadata, pod.scheduler_verdict()
+    controller = next((ref.uid for ref in meta.owner_references if ref.controller), None)
+    return PodRecord(
+        name=sys.intern(meta.name),  # the PodGang's reference to it holds the same
+        namespace=sys.intern(meta.namespace),
+        uid=meta.uid,
+        resource_version=meta.resource_version,
+        gang=sys.intern(meta.labels.get(labels.PODGANG, "")),
+        template_hash=_shared(meta.labels.get(labels.POD_TEMPLATE_HASH)),
+        controller_uid=_shared(controller),
+        deleting=meta.deletion_timestamp is not None,
+        gates=tuple(sys.intern(gate.name) for gate in pod.spec.scheduling_gates),
+        node_name=_shared(pod.spec.node_name),
+        phase=_shared(pod.status.phase),
+        verdict=(sys.intern(verdict[0]), sys.intern(verdict[1])) if verdict else None,
     )
+
+
+def compact_podgang(podgang: PodGang) -> PodGang:
+    """The PodGang as podgang reads it: see the module's docstring."""
+    meta = podgang.metadata
+    kept = ObjectMeta(
+        name=meta.name,
+        namespace=meta.namespace,
+        uid=meta.uid,
+        resource_version=meta.resource_version,
+        generation=meta.generation,
+        owner_references=meta.owner_references,
+        deletion_timestamp=meta.deletion_timestamp,
+    )
+    return interned(msgspec.structs.replace(podgang, metadata=kept))
+
+
+def _shared(value: str | None) -> str | None:
+    return None if value is None else sys.intern(value)

@@ -30,7 +30,8 @@ from typing import Any, Final
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.k8s import NamespacedName, ObjectMeta
-from gangway_contracts.pods import SCHEDULING_GATED, Pod
+from gangway_contracts.pods import SCHEDULING_GATED
+from gangway_podgang.compact import PodRecord
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
 
@@ -40,7 +41,7 @@ class Observed:
     """What the read model holds of one PodCliqueSet's objects (tombstones left out)."""
 
     podgangs: Mapping[str, PodGang]
-    pods: Mapping[str, Pod]
+    pods: Mapping[str, PodRecord]
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Decision:
     delete_pods: tuple[str, ...] = ()
     # (PodGang, desired Initialized status) where the condition must change.
     set_initialized: tuple[tuple[PodGang, bool], ...] = ()
-    lift_gates: tuple[Pod, ...] = ()
+    lift_gates: tuple[PodRecord, ...] = ()
     set_placement: tuple[tuple[PodGang, Placement], ...] = ()
 
     @property
@@ -77,7 +78,9 @@ class Decision:
             )
         )
 
-    def per_gang(self, pods: Mapping[str, Pod], order: Sequence[str]) -> list[tuple[str, Decision]]:
+    def per_gang(
+        self, pods: Mapping[str, PodRecord], order: Sequence[str]
+    ) -> list[tuple[str, Decision]]:
         """The writes split by the gang they move, in ``order`` (the plan's; a gang no longer
         planned, whose PodGang or pods are deleted, first): each part can be written and
         waited for on its own, so one gang moves on while others are still being written.
@@ -96,11 +99,11 @@ class Decision:
         for batch in self.create_pods:
             add(batch.gang.name, "create_pods", batch)
         for name in self.delete_pods:
-            add(pods[name].metadata.labels.get(labels.PODGANG, ""), "delete_pods", name)
+            add(pods[name].gang, "delete_pods", name)
         for live, ok in self.set_initialized:
             add(live.metadata.name, "set_initialized", (live, ok))
         for pod in self.lift_gates:
-            add(pod.metadata.labels.get(labels.PODGANG, ""), "lift_gates", pod)
+            add(pod.gang, "lift_gates", pod)
         for live, placement in self.set_placement:
             add(live.metadata.name, "set_placement", (live, placement))
         rank = {name: i for i, name in enumerate(order)}
@@ -169,16 +172,16 @@ class Placement:
         )
 
 
-def placement_of(gang: PlannedGang, pods: Mapping[str, Pod]) -> Placement:
+def placement_of(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> Placement:
     """Pending until the scheduler binds a pod of the gang, Starting while some are bound,
     Running once every pod is Running; Scheduled once every podgroup has minReplicas bound."""
     planned = [name for _, _, name in gang.pods]
     found = [pods[name] for name in planned if name in pods]
     bound = sum(1 for pod in found if pod.is_scheduled)
-    running = sum(1 for pod in found if pod.status.phase == RUNNING)
+    running = sum(1 for pod in found if pod.phase == RUNNING)
     phase = RUNNING if found and running == len(planned) else STARTING if bound else PENDING
     gated = sum(1 for pod in found if pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE))
-    verdicts = [v for pod in found if (v := pod.scheduler_verdict()) is not None]
+    verdicts = [pod.verdict for pod in found if pod.verdict is not None]
     # Messages without counts: a count in them would be a status write per bound pod.
     if scheduled(gang, pods):
         reason, message = SCHEDULED, "every podgroup has its minReplicas pods on nodes"
@@ -200,7 +203,7 @@ def phase_now(podgang: PodGang) -> str:
     return (podgang.status.phase if podgang.status else None) or PENDING
 
 
-def scheduled(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
+def scheduled(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> bool:
     """Every podgroup has at least minReplicas of its pods bound to a node."""
     return all(
         sum(1 for pod in group.pods if pod in pods and pods[pod].is_scheduled) >= group.min_replicas
@@ -209,9 +212,9 @@ def scheduled(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
 
 
 def _references(
-    gang: PlannedGang, live: PodGang, pods: Mapping[str, Pod], namespace: str
+    gang: PlannedGang, live: PodGang, pods: Mapping[str, PodRecord], namespace: str
 ) -> list[list[NamespacedName]]:
-    """Pod references per podgroup: every planned pod once all exist (one write, GREP-375's
+    """PodRecord references per podgroup: every planned pod once all exist (one write, GREP-375's
     "fill when complete"); until then what is already referenced and still planned."""
     if all(pod in pods for _, _, pod in gang.pods):
         return all_references(gang, namespace)
@@ -224,17 +227,16 @@ def controlled_by(meta: ObjectMeta, uid: str) -> bool:
     return any(ref.uid == uid and ref.controller for ref in meta.owner_references)
 
 
-def outdated(group: PlannedPodGroup, pod: Pod | None) -> bool:
+def outdated(group: PlannedPodGroup, pod: PodRecord | None) -> bool:
     """The pod was made from an older template of its clique (a pod without the label, made
     before Gangway labelled them, is taken as current: an upgrade rolls nothing)."""
     if pod is None:
         return False
-    made_from = pod.metadata.labels.get(labels.POD_TEMPLATE_HASH)
-    return made_from is not None and made_from != group.template_hash
+    return pod.template_hash is not None and pod.template_hash != group.template_hash
 
 
 def _to_roll(
-    gangs: tuple[PlannedGang, ...], observed: Observed, by_gang: Mapping[str, list[Pod]]
+    gangs: tuple[PlannedGang, ...], observed: Observed, by_gang: Mapping[str, list[PodRecord]]
 ) -> list[str]:
     """Grove's RollingRecreate: one PodCliqueSet replica at a time, a gang replaced whole.
     Every pod of each gang holding an outdated pod, in the lowest such replica — once every
@@ -246,12 +248,11 @@ def _to_roll(
         return []
     replica = min(g.pcs_replica for g in gangs if g.name in stale)
     return sorted(
-        pod.metadata.name
+        pod.name
         for g in gangs
         if g.name in stale and g.pcs_replica == replica and g.name in observed.podgangs
         for pod in by_gang.get(g.name, [])
-        if not pod.metadata.deletion_timestamp
-        and controlled_by(pod.metadata, observed.podgangs[g.name].metadata.uid)
+        if not pod.deleting and pod.controller_uid == observed.podgangs[g.name].metadata.uid
     )
 
 
@@ -272,9 +273,9 @@ def decide(
     nothing and rolling nothing (a part of the decision, for the gangs whose objects
     changed since the whole was decided, and only while the whole rolled nothing)."""
     planned = {gang.name: gang for gang in gangs}
-    by_gang: dict[str, list[Pod]] = {}
+    by_gang: dict[str, list[PodRecord]] = {}
     for pod in observed.pods.values() if focus is None else ():
-        by_gang.setdefault(pod.metadata.labels.get(labels.PODGANG, ""), []).append(pod)
+        by_gang.setdefault(pod.gang, []).append(pod)
     if focus is not None:
         gangs = tuple(g for g in gangs if g.name in focus)
 
@@ -294,7 +295,7 @@ def decide(
     create_pods: list[PodsToCreate] = []
     delete_pods: list[str] = []
     set_initialized: list[tuple[PodGang, bool]] = []
-    lift_gates: list[Pod] = []
+    lift_gates: list[PodRecord] = []
     set_placement: list[tuple[PodGang, Placement]] = []
     rolled = _to_roll(gangs, observed, by_gang) if rolling and focus is None else []
     # A gang being replaced, and a scaled gang whose base is, is not lifted in the same
@@ -311,9 +312,9 @@ def decide(
         if missing:
             create_pods.append(PodsToCreate(gang=gang, podgang=live, pods=missing))
         delete_pods += sorted(
-            p.metadata.name
+            p.name
             for p in by_gang.get(gang.name, [])
-            if p.metadata.name not in expected and controlled_by(p.metadata, live.metadata.uid)
+            if p.name not in expected and p.controller_uid == live.metadata.uid
         )
         refs = _references(gang, live, observed.pods, namespace)
         spec = podgang_spec(gang, namespace, priority_class, refs)

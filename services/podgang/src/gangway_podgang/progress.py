@@ -27,7 +27,7 @@ from gangway_contracts.grove import (
     topology_constraints,
 )
 from gangway_contracts.k8s import Condition
-from gangway_contracts.pods import Pod
+from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import condition_true_now, initialized_status, outdated, scheduled
 from gangway_podgang.plan import Plan, PlannedGang, PlannedPodGroup
 from gangway_runtime.conditions import merged_conditions
@@ -53,7 +53,7 @@ def condition(
     )
 
 
-def _gated(gang: PlannedGang, pods: Mapping[str, Pod]) -> bool:
+def _gated(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> bool:
     return any(
         pod in pods and pods[pod].is_gated(labels.PODGANG_PENDING_CREATION_GATE)
         for _, _, pod in gang.pods
@@ -64,7 +64,7 @@ def gangs_ready(
     pcs: PodCliqueSet,
     plan: Plan,
     podgangs: Mapping[str, PodGang],
-    pods: Mapping[str, Pod],
+    pods: Mapping[str, PodRecord],
     *,
     backend: str,
     at: str,
@@ -156,7 +156,7 @@ def counts(
     pcs: PodCliqueSet,
     plan: Plan,
     podgangs: Mapping[str, PodGang],
-    pods: Mapping[str, Pod],
+    pods: Mapping[str, PodRecord],
     *,
     at: str,
 ) -> dict[str, Any]:
@@ -197,12 +197,12 @@ def counts(
     }
 
 
-def current(group: PlannedPodGroup, pods: Mapping[str, Pod]) -> bool:
+def current(group: PlannedPodGroup, pods: Mapping[str, PodRecord]) -> bool:
     """Every pod of a clique instance exists, made from its current template."""
     return all(pod in pods and not outdated(group, pods[pod]) for pod in group.pods)
 
 
-def update_progress(plan: Plan, pods: Mapping[str, Pod]) -> dict[str, int]:
+def update_progress(plan: Plan, pods: Mapping[str, PodRecord]) -> dict[str, int]:
     """Grove's PodClique and PodCliqueScalingGroup counts (the printer columns): one PodClique
     per clique instance, one scaling group per group and PodCliqueSet replica; "updated" when
     every pod of it exists, made from the current template (a rolling update counts up)."""
@@ -223,7 +223,7 @@ def update_progress(plan: Plan, pods: Mapping[str, Pod]) -> dict[str, int]:
 
 
 def update_timing(
-    plan: Plan, pods: Mapping[str, Pod], pcs: PodCliqueSet, *, at: str
+    plan: Plan, pods: Mapping[str, PodRecord], pcs: PodCliqueSet, *, at: str
 ) -> dict[str, Any]:
     """When the template change under way began (``updateStartedAt``) and, once every pod
     is current and every gang scheduled again, ended (``updateEndedAt``); the replicas

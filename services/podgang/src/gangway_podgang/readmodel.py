@@ -30,7 +30,7 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGan
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, Subjects
-from gangway_podgang.compact import compact_pod, interned
+from gangway_podgang.compact import PodRecord, compact_pod, compact_podgang
 from gangway_runtime.consumer import fetch_ready
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class Workload:
 
     podcliqueset: PodCliqueSet | None = None
     podgangs: dict[str, PodGang] = field(default_factory=dict)
-    pods: dict[str, Pod] = field(default_factory=dict)
+    pods: dict[str, PodRecord] = field(default_factory=dict)
     # The gangs whose PodGang or pods changed since the reconciler last took them.
     touched: set[str] = field(default_factory=set)
 
@@ -202,7 +202,7 @@ class ReadModel:
         if isinstance(obj, PodCliqueSet):
             workload.podcliqueset = obj
         elif isinstance(obj, PodGang):
-            workload.podgangs[record.name] = interned(obj)
+            workload.podgangs[record.name] = compact_podgang(obj)
             workload.touched.add(record.name)
         else:
             workload.pods[record.name] = compact_pod(obj)
@@ -219,7 +219,7 @@ class ReadModel:
             workload.podgangs.pop(name, None)
             workload.touched.add(name)
         elif (pod := workload.pods.pop(name, None)) is not None:
-            workload.touched.add(pod.metadata.labels.get(labels.PODGANG, ""))
+            workload.touched.add(pod.gang)
         if workload.podcliqueset is None and not workload.podgangs and not workload.pods:
             del self._workloads[key]
 

@@ -26,10 +26,10 @@ from gangway_contracts import events, labels
 from gangway_contracts.codec import MALFORMED, from_object, to_json, to_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec
 from gangway_contracts.k8s import Condition
-from gangway_contracts.pods import Pod
 from gangway_contracts.rpc import PodsPrepared, PreparePodsReply, PreparePodsRequest
 from gangway_contracts.subjects import TRACEPARENT_HEADER, BackendOperation, Kind, Subjects
 from gangway_podgang import metrics
+from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import Decision, Placement, PodsToCreate, phase_now
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
 from gangway_podgang.plan import PlannedGang
@@ -80,15 +80,17 @@ class Expectation:
     resource_version: str | None
 
     def met(self, workload: Workload) -> bool:
-        objects: dict[str, PodGang] | dict[str, Pod] = (
-            workload.podgangs if self.kind == Kind.PODGANG else workload.pods
-        )
-        found = objects.get(self.name)
+        # (resourceVersion, being deleted) of the object as the model shows it
+        seen: tuple[str, bool] | None = None
+        if self.kind == Kind.PODGANG:
+            if (gang := workload.podgangs.get(self.name)) is not None:
+                meta = gang.metadata
+                seen = meta.resource_version, meta.deletion_timestamp is not None
+        elif (pod := workload.pods.get(self.name)) is not None:
+            seen = pod.resource_version, pod.deleting
         if self.resource_version is None:
-            return found is None or found.metadata.deletion_timestamp is not None
-        if found is None:
-            return False
-        return newer_or_same(found.metadata.resource_version, self.resource_version)
+            return seen is None or seen[1]
+        return seen is not None and newer_or_same(seen[0], self.resource_version)
 
 
 def newer_or_same(seen: str, written: str) -> bool:
@@ -212,12 +214,12 @@ class Actuator:
         steps: list[Awaitable[list[Expectation]]] = [
             *[self._create_podgang(pcs, gang, backend) for gang in decision.create_podgangs],
             *[
-                self._delete(Kind.PODGANG, workload.podgangs[name], pcs)
+                self._delete_podgang(pcs, workload.podgangs[name])
                 for name in decision.delete_podgangs
             ],
             *[self._update_spec(live, spec) for live, spec in decision.update_specs],
             *[self._create_pods(pcs, batch, backend) for batch in decision.create_pods],
-            *[self._delete(Kind.POD, workload.pods[name], pcs) for name in decision.delete_pods],
+            *[self._delete_pod(workload.pods[name]) for name in decision.delete_pods],
             *[self._set_initialized(pcs, live, ok) for live, ok in decision.set_initialized],
             *self._lift_gates(pcs, decision.lift_gates),
             *[self._set_placement(pcs, live, found) for live, found in decision.set_placement],
@@ -253,21 +255,25 @@ class Actuator:
         written = await self._write(Kind.PODGANG, "status", gang.name, call)
         return [Expectation(Kind.PODGANG, gang.name, _version(written or created))]
 
-    async def _delete(self, kind: str, live: PodGang | Pod, pcs: PodCliqueSet) -> list[Expectation]:
-        """Delete the object we decided on, not a namesake created since (uid precondition)."""
+    async def _delete_podgang(self, pcs: PodCliqueSet, live: PodGang) -> list[Expectation]:
         meta = live.metadata
+        await self._delete(Kind.PODGANG, meta.namespace, meta.name, meta.uid, gang=meta.name)
+        self._writes.pop(meta.name, None)
+        await self.reporter.report(
+            pcs, events.PodGangDeleted(**self.reporter.common(pcs), podgang=meta.name)
+        )
+        return [Expectation(Kind.PODGANG, meta.name, None)]
+
+    async def _delete_pod(self, live: PodRecord) -> list[Expectation]:
+        await self._delete(Kind.POD, live.namespace, live.name, live.uid, gang=live.gang)
+        return [Expectation(Kind.POD, live.name, None)]
+
+    async def _delete(self, kind: str, namespace: str, name: str, uid: str, *, gang: str) -> None:
+        """Delete the object we decided on, not a namesake created since (uid precondition)."""
         resource = PODGANGS if kind == Kind.PODGANG else PODS
-        body = {"preconditions": {"uid": meta.uid}, "propagationPolicy": "Background"}
-        gang = meta.name if kind == Kind.PODGANG else meta.labels.get(labels.PODGANG, "")
-        call = self._send("DELETE", resource.path(meta.namespace, meta.name), body)
+        body = {"preconditions": {"uid": uid}, "propagationPolicy": "Background"}
+        call = self._send("DELETE", resource.path(namespace, name), body)
         await self._write(kind, "delete", gang, call)
-        if kind == Kind.PODGANG:
-            self._writes.pop(gang, None)
-            await self.reporter.report(
-                pcs,
-                events.PodGangDeleted(**self.reporter.common(pcs), podgang=meta.name),
-            )
-        return [Expectation(kind, meta.name, None)]
 
     async def _update_spec(self, live: PodGang, spec: PodGangSpec) -> list[Expectation]:
         """The spec as planned, if it is still the generation it was decided on: a JSON
@@ -384,16 +390,18 @@ class Actuator:
         return [Expectation(Kind.PODGANG, meta.name, _version(written))]
 
     def _lift_gates(
-        self, pcs: PodCliqueSet, pods: Sequence[Pod]
+        self, pcs: PodCliqueSet, pods: Sequence[PodRecord]
     ) -> list[Awaitable[list[Expectation]]]:
-        by_gang: dict[str, list[Pod]] = {}
+        by_gang: dict[str, list[PodRecord]] = {}
         for pod in pods:
-            by_gang.setdefault(pod.metadata.labels.get(labels.PODGANG, ""), []).append(pod)
+            by_gang.setdefault(pod.gang, []).append(pod)
         return [
             self._lift_gang(pcs, gang, gang_pods) for gang, gang_pods in sorted(by_gang.items())
         ]
 
-    async def _lift_gang(self, pcs: PodCliqueSet, gang: str, pods: list[Pod]) -> list[Expectation]:
+    async def _lift_gang(
+        self, pcs: PodCliqueSet, gang: str, pods: list[PodRecord]
+    ) -> list[Expectation]:
         """Remove our gate, and only ours (a strategic-merge delete of that one entry), from
         every pod of the gang at once."""
         async with self._lifting:
@@ -405,7 +413,7 @@ class Actuator:
                         gang,
                         self._send(
                             "PATCH",
-                            PODS.path(pod.metadata.namespace, pod.metadata.name),
+                            PODS.path(pod.namespace, pod.name),
                             UNGATE,
                             "application/strategic-merge-patch+json",
                         ),
@@ -414,7 +422,7 @@ class Actuator:
                     for pod in pods
                 ]
             )
-        names = [pod.metadata.name for pod in pods]
+        names = [pod.name for pod in pods]
         metrics.WRITES_PER_GANG.observe(self._writes.pop(gang, 0))
         await self.reporter.report(
             pcs,
