@@ -17,6 +17,7 @@ the PodCliqueSet names; a constraint that cannot be resolved is left out and rep
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -160,7 +161,8 @@ def _clique_instance(
         name=fqn,
         clique=clique,
         min_replicas=min_replicas,
-        pods=tuple(f"{fqn}-{i}" for i in range(spec.replicas)),
+        # Interned: the read model's pods and PodGangs then hold these same strings.
+        pods=tuple(sys.intern(f"{fqn}-{i}") for i in range(spec.replicas)),
         topology=topology,
         scaling_group=group,
         scaling_group_replica=group_replica,

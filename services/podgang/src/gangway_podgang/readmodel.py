@@ -62,9 +62,11 @@ class Workload:
     pods: dict[str, PodRecord] = field(default_factory=dict)
     # The gangs whose PodGang or pods changed since the reconciler last took them.
     touched: set[str] = field(default_factory=set)
+    # Its key in the model: every object filed under it refers to this one tuple.
+    key: WorkloadKey = ("", "")
 
     def copy(self) -> Workload:
-        return Workload(self.podcliqueset, dict(self.podgangs), dict(self.pods))
+        return Workload(self.podcliqueset, dict(self.podgangs), dict(self.pods), key=self.key)
 
 
 def workload_of(kind: str, namespace: str, obj_labels: dict[str, str], name: str) -> WorkloadKey:
@@ -189,25 +191,29 @@ class ReadModel:
             return
         # Interned: 15 000 keys would otherwise each hold their own copy of the kind (cut
         # from the subject), the namespace and the name the object holds already.
-        ident = (sys.intern(str(kind)), sys.intern(record.namespace), sys.intern(record.name))
+        name = sys.intern(record.name)
+        ident = (sys.intern(str(kind)), sys.intern(record.namespace), name)
         previous = self._filed.pop(ident, None)
         if previous is not None:
-            self._remove(kind, previous, record.name)
+            self._remove(kind, previous, name)
         if obj is None or isinstance(obj, ClusterTopologyBinding):
             return
-        key = workload_of(kind, record.namespace, obj.metadata.labels, record.name)
+        key = workload_of(kind, record.namespace, obj.metadata.labels, name)
         if not key[1]:
             return  # a PodGang or pod no PodCliqueSet claims: not ours to drive
-        workload = self._workloads.setdefault(key, Workload())
+        workload = self._workloads.get(key)
+        if workload is None:
+            key = (sys.intern(key[0]), sys.intern(key[1]))
+            workload = self._workloads[key] = Workload(key=key)
         if isinstance(obj, PodCliqueSet):
             workload.podcliqueset = obj
         elif isinstance(obj, PodGang):
-            workload.podgangs[record.name] = compact_podgang(obj)
-            workload.touched.add(record.name)
+            workload.podgangs[name] = compact_podgang(obj)
+            workload.touched.add(name)
         else:
-            workload.pods[record.name] = compact_pod(obj)
-            workload.touched.add(obj.metadata.labels.get(labels.PODGANG, ""))
-        self._filed[ident] = key
+            workload.pods[name] = compact_pod(obj)
+            workload.touched.add(workload.pods[name].gang)
+        self._filed[ident] = workload.key
 
     def _remove(self, kind: str, key: WorkloadKey, name: str) -> None:
         workload = self._workloads.get(key)
