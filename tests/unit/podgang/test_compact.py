@@ -103,6 +103,7 @@ def test_a_compact_podgang_keeps_its_spec_status_and_identity_and_shares_its_pod
         "uid": "u",
         "resourceVersion": "7",
         "generation": 2,
+        "creationTimestamp": "2026-11-26T05:00:00Z",
         "labels": {labels.PART_OF: "pcs"},
         "annotations": {labels.TRACEPARENT_ANNOTATION: "00-1-2-01"},
         "ownerReferences": [

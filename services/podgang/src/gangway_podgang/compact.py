@@ -7,8 +7,9 @@ held once. A PodCliqueSet of 5 000 gangs is 10 000 pods and 5 000 PodGangs in me
   (metadata, labels, owner references, spec, gates, status, conditions…), 1.2 KB; the record
   is one, about 0.4 KB with its own strings.
 - A PodGang keeps its spec and status whole (the spec is compared whole with the plan, the
-  conditions are patched by position) and of its metadata what a pod's record keeps, with
-  its strings interned: a pod reference's name is the pod's own name string.
+  conditions are patched by position) and of its metadata what a pod's record keeps, its
+  generation and its creation time, with its strings interned: a pod reference's name is
+  the pod's own name string.
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ def compact_podgang(podgang: PodGang) -> PodGang:
         resource_version=meta.resource_version,
         generation=meta.generation,
         owner_references=meta.owner_references,
+        # Journal entries a crash lost are made up for from the PodGang's creation on.
+        creation_timestamp=meta.creation_timestamp,
         deletion_timestamp=meta.deletion_timestamp,
     )
     return interned(msgspec.structs.replace(podgang, metadata=kept))
