@@ -214,7 +214,7 @@ def scheduled(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> bool:
 def _references(
     gang: PlannedGang, live: PodGang, pods: Mapping[str, PodRecord], namespace: str
 ) -> list[list[NamespacedName]]:
-    """PodRecord references per podgroup: every planned pod once all exist (one write, GREP-375's
+    """Pod references per podgroup: every planned pod once all exist (one write, GREP-375's
     "fill when complete"); until then what is already referenced and still planned."""
     if all(pod in pods for _, _, pod in gang.pods):
         return all_references(gang, namespace)

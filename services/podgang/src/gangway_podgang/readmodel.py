@@ -211,8 +211,8 @@ class ReadModel:
             workload.podgangs[name] = compact_podgang(obj)
             workload.touched.add(name)
         else:
-            workload.pods[name] = compact_pod(obj)
-            workload.touched.add(workload.pods[name].gang)
+            pod = workload.pods[name] = compact_pod(obj)
+            workload.touched.add(pod.gang)
         self._filed[ident] = workload.key
 
     def _remove(self, kind: str, key: WorkloadKey, name: str) -> None:
