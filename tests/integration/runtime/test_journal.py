@@ -68,6 +68,34 @@ async def test_a_full_buffer_drops_its_oldest_entry_and_counts_it(subjects: Subj
     assert JOURNAL_DROPPED._value.get() == before + 1
 
 
+def test_a_dropped_entry_is_missing_again_so_ensure_may_make_it_up(subjects: Subjects) -> None:
+    writer = JournalWriter(None, subjects, capacity=1)  # type: ignore[arg-type]  # never run
+    workload = NamespacedName(namespace="ml", name="trainer")
+    writer.put(created("gang-a", datetime(2026, 11, 24, tzinfo=UTC)))
+    assert not writer.missing(ev.PodGangCreated, workload, "gang-a")
+    writer.put(created("gang-b", datetime(2026, 11, 24, tzinfo=UTC)))  # drops gang-a's
+    assert writer.missing(ev.PodGangCreated, workload, "gang-a")
+    assert not writer.missing(ev.PodGangCreated, workload, "gang-b")
+
+
+async def test_a_burst_of_entries_is_stored_whole_and_once(
+    nc: NatsClient, subjects: Subjects
+) -> None:
+    """More entries than are published at once, several on one subject: each stored once."""
+    js = nc.jetstream()
+    await ensure_streams(js, subjects, StreamSettings())
+    writer = JournalWriter(js, subjects)
+    at = datetime(2026, 11, 24, 12, tzinfo=UTC)
+    for n in range(1000):
+        writer.put(created(f"gang-{n % 400}", at), once=f"gang-{n}")
+    await run_until_stored(writer)
+
+    found = await journal.read(js, subjects, "ml", "trainer")
+    assert Counter(e.podgang for e in found if isinstance(e, ev.PodGangCreated)) == {
+        f"gang-{g}": len(range(g, 1000, 400)) for g in range(400)
+    }
+
+
 def created(podgang: str, at: datetime) -> ev.PodGangCreated:
     return ev.PodGangCreated(
         workload=NamespacedName(namespace="ml", name="trainer"),

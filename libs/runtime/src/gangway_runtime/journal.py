@@ -25,6 +25,8 @@ from gangway_contracts.subjects import MSG_ID_HEADER, Subjects
 log = logging.getLogger(__name__)
 
 _READ_BATCH: Final = 512
+# Entries published before their acks are awaited (nats-py's own limit is 4 000 pending).
+_IN_FLIGHT: Final = 256
 DEFAULT_CAPACITY: Final = 10_000
 # Subjects remembered as journaled by this process (a cache of the store: forgetting one
 # costs one direct get). By their hash: 40 bytes each instead of a 110-byte subject; two
@@ -57,6 +59,9 @@ def step_subject(
     return subjects.journal(workload.namespace, workload.name, kind.__name__, podgang)
 
 
+_Entry = tuple[str, bytes, str]  # subject, data, Nats-Msg-Id
+
+
 class _Stored(msgspec.Struct):
     at: datetime
 
@@ -68,11 +73,13 @@ async def append(js: JetStreamContext, subjects: Subjects, event: JournalEvent) 
 
 class JournalWriter:
     """Journal entries appended without making the caller wait for the bus, and never lost
-    silently: they queue in a bounded buffer and :meth:`run` publishes them in order, each
-    retried until the stream stores it (a failover's timeouts and no-responders included).
+    silently: they queue in a bounded buffer and :meth:`run` publishes them in order, many
+    at once, each retried until the stream stores it (a failover's timeouts and
+    no-responders included).
     Each carries a Nats-Msg-Id made from its content, so a retried publish that did land is
     stored once. A full buffer drops its oldest entry, said at WARNING and counted in
-    ``gangway_journal_dropped_total``; so are entries still buffered when the service stops."""
+    ``gangway_journal_dropped_total`` (and forgotten as journaled: :meth:`ensure` may make it
+    up); so are entries still buffered when the service stops."""
 
     def __init__(
         self, js: JetStreamContext, subjects: Subjects, capacity: int = DEFAULT_CAPACITY
@@ -80,7 +87,8 @@ class JournalWriter:
         self._js = js
         self._subjects = subjects
         self._capacity = capacity
-        self._buffer: deque[tuple[str, bytes, str]] = deque()
+        self._buffer: deque[_Entry] = deque()
+        self._sending: list[_Entry] = []  # taken from the buffer, acks awaited
         self._queued = asyncio.Event()
         self._journaled: set[int] = set()
 
@@ -91,10 +99,11 @@ class JournalWriter:
         data = to_json(event)
         if len(self._buffer) >= self._capacity:
             dropped, _, _ = self._buffer.popleft()
+            self._journaled.discard(hash(dropped))  # ensure() may make it up again
             JOURNAL_DROPPED.inc()
             log.warning("journal buffer full: dropped its oldest entry, on %s", dropped)
         self._buffer.append((subject, data, once or hashlib.sha256(data).hexdigest()[:32]))
-        JOURNAL_PENDING.set(len(self._buffer))
+        JOURNAL_PENDING.set(self.pending)
         self._queued.set()
         self._remember(subject)
 
@@ -143,10 +152,15 @@ class JournalWriter:
 
     @property
     def pending(self) -> int:
-        return len(self._buffer)
+        """Entries not yet stored: buffered, or published and their acks awaited."""
+        return len(self._buffer) + len(self._sending)
 
     async def run(self) -> None:
-        """Publish what is buffered, oldest first, for ever."""
+        """Publish what is buffered, oldest first, for ever: up to ``_IN_FLIGHT`` entries
+        at once, their acks awaited together. One entry a round trip, each waiting for a
+        turn of a busy event loop, fell behind at thousands of gangs (the buffer filled and
+        dropped entries). Entries that fail go back to the front and are published again;
+        only then can one be stored after a later one."""
         failures = 0
         try:
             while True:
@@ -154,22 +168,39 @@ class JournalWriter:
                     self._queued.clear()
                     await self._queued.wait()
                     continue
-                subject, data, msg_id = self._buffer[0]
-                try:
-                    await self._js.publish(subject, data, headers={MSG_ID_HEADER: msg_id})
-                except Exception as exc:  # the bus away or failing over: the same entry again
-                    failures += 1
-                    delay = min(_RETRY_CAP_SECONDS, _RETRY_BASE_SECONDS * 2 ** (failures - 1))
-                    log.warning("journal %s: %s; retry %d in %.1fs", subject, exc, failures, delay)
-                    await asyncio.sleep(delay)
+                count = min(len(self._buffer), _IN_FLIGHT)
+                self._sending = [self._buffer.popleft() for _ in range(count)]
+                results = await asyncio.gather(
+                    *(self._publish(entry) for entry in self._sending), return_exceptions=True
+                )
+                failed = [e for e, r in zip(self._sending, results, strict=True) if r is not None]
+                self._sending = []
+                if not failed:
+                    failures = 0
+                    JOURNAL_PENDING.set(self.pending)
                     continue
-                failures = 0
-                self._buffer.popleft()
-                JOURNAL_PENDING.set(len(self._buffer))
+                self._buffer.extendleft(reversed(failed))
+                failures += 1
+                delay = min(_RETRY_CAP_SECONDS, _RETRY_BASE_SECONDS * 2 ** (failures - 1))
+                error = next(r for r in results if r is not None)
+                log.warning(
+                    "journal: %d of %d entries not stored (%s, on %s); retry %d in %.1fs",
+                    len(failed),
+                    count,
+                    error,
+                    failed[0][0],
+                    failures,
+                    delay,
+                )
+                await asyncio.sleep(delay)
         finally:
-            if self._buffer:
-                JOURNAL_DROPPED.inc(len(self._buffer))
-                log.warning("stopping with %d journal entries not stored", len(self._buffer))
+            if self.pending:
+                JOURNAL_DROPPED.inc(self.pending)
+                log.warning("stopping with %d journal entries not stored", self.pending)
+
+    async def _publish(self, entry: _Entry) -> None:
+        subject, data, msg_id = entry
+        await self._js.publish(subject, data, headers={MSG_ID_HEADER: msg_id})
 
 
 async def read(
