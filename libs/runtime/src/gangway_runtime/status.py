@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -38,6 +38,9 @@ _ATTEMPTS = 5
 # Grove requires status.phase; a PodGang nobody has placed yet is Pending.
 _PENDING = "Pending"
 
+T = TypeVar("T")
+_Object = dict[str, Any]  # a PodGang as written: small, and the next write starts from it
+
 # The status as it is → the fields to merge into it, or None when nothing would change.
 StatusChange = Callable[[dict[str, Any]], dict[str, Any] | None]
 
@@ -54,11 +57,38 @@ async def patch_status(
     change: StatusChange,
     *,
     missing_ok: bool = True,
-) -> dict[str, Any] | None:
+) -> str | None:
     """Apply ``change`` to the object's status, starting from ``current`` (the read model's
-    copy, usually fresh enough). Returns the object as written, or None when nothing was
-    written (no change, or the object is gone; unless ``missing_ok`` is false: then its
+    copy, usually fresh enough). Returns the resourceVersion written, or None when nothing
+    was written (no change, or the object is gone; unless ``missing_ok`` is false: then its
     404 is raised)."""
+    written = await _patch_status(
+        kube, resource, current, change, missing_ok=missing_ok, answer=_Written
+    )
+    return None if written is None else written.metadata.resource_version
+
+
+class _WrittenMeta(msgspec.Struct, rename="camel"):
+    resource_version: str
+
+
+class _Written(msgspec.Struct):
+    """Of the object a status write answers with, what its writer reads: a PodCliqueSet's
+    answer holds every gang's status, decoded whole only to be dropped."""
+
+    metadata: _WrittenMeta
+
+
+async def _patch_status(
+    kube: Kube,
+    resource: ApiResource,
+    current: dict[str, Any],
+    change: StatusChange,
+    *,
+    missing_ok: bool,
+    answer: type[T],
+) -> T | None:
+    """:func:`patch_status`; the answer decoded as ``answer``."""
     meta = current["metadata"]
     path = resource.path(meta.get("namespace", ""), meta["name"], "status")
     for _ in range(_ATTEMPTS):
@@ -70,7 +100,7 @@ async def patch_status(
             "status": fields,
         }
         try:
-            return await _patched(kube, path, patch, "application/merge-patch+json")
+            return await _patched(kube, path, patch, "application/merge-patch+json", answer)
         except KubeError as exc:
             if exc.status == 404 and missing_ok:
                 return None
@@ -80,12 +110,10 @@ async def patch_status(
     raise KubeError(409, "Conflict", f"{path}: still conflicting after {_ATTEMPTS} attempts")
 
 
-async def _patched(kube: Kube, path: str, body: Any, content_type: str) -> dict[str, Any]:
-    """PATCH a status; the object as written."""
-    written: dict[str, Any] = msgspec.json.decode(
-        await kube.request("PATCH", path, body=body, content_type=content_type)
-    )
-    return written
+async def _patched(kube: Kube, path: str, body: Any, content_type: str, answer: type[T]) -> T:
+    """PATCH a status; the object as written, decoded as ``answer``."""
+    answered = await kube.request("PATCH", path, body=body, content_type=content_type)
+    return msgspec.json.decode(answered, type=answer)
 
 
 async def set_podgang_condition(
@@ -111,12 +139,14 @@ async def set_podgang_condition(
         if status.get("conditions") is None or not status.get("phase"):
             # The first write: the list and the phase are made whole, under a precondition.
             change = _merged(condition, phase, placeholders)
-            return await patch_status(kube, PODGANGS, current, change)
+            return await _patch_status(
+                kube, PODGANGS, current, change, missing_ok=True, answer=_Object
+            )
         ops = _condition_ops(status, condition, phase)
         if not ops:
             return None
         try:
-            return await _patched(kube, path, ops, "application/json-patch+json")
+            return await _patched(kube, path, ops, "application/json-patch+json", _Object)
         except KubeError as exc:
             if exc.status == 404:
                 return None

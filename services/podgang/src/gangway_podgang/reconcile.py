@@ -520,7 +520,7 @@ class Reconciler:
             return
         if written is not None:
             metrics.WRITES.labels("podcliqueset", "status").inc()
-            self._status_written[key] = written["metadata"]["resourceVersion"]
+            self._status_written[key] = written
 
     async def _own_status_shown(self, key: WorkloadKey, pcs: PodCliqueSet) -> PodCliqueSet:
         """The PodCliqueSet as the read model shows it once it shows this process's last
