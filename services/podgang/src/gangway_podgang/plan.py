@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 
 import msgspec
 
@@ -34,7 +33,7 @@ from gangway_contracts.grove import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedPodGroup:
     name: str  # the clique instance's full name
     clique: PodCliqueTemplateSpec
@@ -58,7 +57,7 @@ def template_hash(clique: PodCliqueTemplateSpec) -> str:
     return hashlib.sha256(msgspec.json.encode(made_of, order="sorted")).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GroupConfig:
     """One scaling-group replica's cliques packed together (topologyConstraintGroupConfigs)."""
 
@@ -67,7 +66,7 @@ class GroupConfig:
     topology: PodGangTopologyConstraint
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedGang:
     name: str
     pcs_replica: int
@@ -76,18 +75,19 @@ class PlannedGang:
     topology: PodGangTopologyConstraint | None
     group_configs: tuple[GroupConfig, ...]
     scaling_group: str | None = None  # for scaled gangs: the scaling group's full name
+    # Every pod of the gang with its podgroup and index (made once: each decision reads it
+    # for every gang).
+    pods: tuple[tuple[PlannedPodGroup, int, str], ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        pods = tuple(
+            (group, index, pod) for group in self.podgroups for index, pod in enumerate(group.pods)
+        )
+        object.__setattr__(self, "pods", pods)
 
     @property
     def is_base(self) -> bool:
         return self.name == self.base
-
-    @cached_property
-    def pods(self) -> tuple[tuple[PlannedPodGroup, int, str], ...]:
-        """Every pod of the gang with its podgroup and index (made once: each decision
-        reads it for every gang)."""
-        return tuple(
-            (group, index, pod) for group in self.podgroups for index, pod in enumerate(group.pods)
-        )
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def _clique_instance(
     spec = clique.spec
     min_replicas = spec.replicas if spec.min_available is None else spec.min_available
     return PlannedPodGroup(
-        name=fqn,
+        name=sys.intern(fqn),  # the PodGang's podgroup holds the same
         clique=clique,
         min_replicas=min_replicas,
         # Interned: the read model's pods and PodGangs then hold these same strings.
@@ -217,7 +217,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
 
     gangs: list[PlannedGang] = []
     for r in range(pcs.spec.replicas):
-        prefix = f"{pcs.metadata.name}-{r}"
+        prefix = sys.intern(f"{pcs.metadata.name}-{r}")  # the base gang's: as the model's
         base_groups = [
             _clique_instance(f"{prefix}-{c.name}", c, clique_topology[c.name], digests[c.name])
             for c in template.cliques
@@ -235,7 +235,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
                 else:
                     scaled.append(
                         PlannedGang(
-                            name=f"{group_fqn}-{g - group.min_available}",
+                            name=sys.intern(f"{group_fqn}-{g - group.min_available}"),
                             pcs_replica=r,
                             base=prefix,
                             podgroups=tuple(members),
