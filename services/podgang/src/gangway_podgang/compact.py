@@ -21,10 +21,27 @@ import msgspec
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang
-from gangway_contracts.k8s import ObjectMeta
+from gangway_contracts.k8s import Condition, ObjectMeta, OwnerReference
 from gangway_contracts.pods import Pod
 
 T = TypeVar("T")
+
+
+# Values many PodGangs hold equal (their owner; their conditions, written in one second):
+# one instance each, shared. Bounded: when full it starts again (an equal value met later
+# is then shared from there on).
+_SHARED_TYPES = (Condition, OwnerReference)
+_SHARED_AT_MOST = 4096
+_shared_values: dict[Any, Any] = {}
+
+
+def _one_of(value: T) -> T:
+    found = _shared_values.get(value)
+    if found is None:
+        if len(_shared_values) >= _SHARED_AT_MOST:
+            _shared_values.clear()
+        found = _shared_values[value] = value
+    return found
 
 
 def interned(value: T) -> T:
@@ -42,7 +59,8 @@ def _interned(value: Any) -> Any:
             field = getattr(value, name)
             if isinstance(field, str | list | dict | msgspec.Struct):
                 changes[name] = _interned(field)
-        return msgspec.structs.replace(value, **changes) if changes else value
+        kept = msgspec.structs.replace(value, **changes) if changes else value
+        return _one_of(kept) if isinstance(kept, _SHARED_TYPES) else kept
     if isinstance(value, list):
         return [_interned(item) for item in value]
     if isinstance(value, dict):
@@ -100,17 +118,24 @@ def compact_podgang(podgang: PodGang) -> PodGang:
     """The PodGang as podgang reads it: see the module's docstring."""
     meta = podgang.metadata
     kept = ObjectMeta(
-        name=meta.name,
-        namespace=meta.namespace,
-        uid=meta.uid,
-        resource_version=meta.resource_version,
+        name=sys.intern(meta.name),
+        namespace=sys.intern(meta.namespace),
+        uid=sys.intern(meta.uid),  # its pods' controller: their records hold the same
+        resource_version=meta.resource_version,  # its own: interning would only grow the table
         generation=meta.generation,
-        owner_references=meta.owner_references,
+        owner_references=interned(meta.owner_references),
         # Journal entries a crash lost are made up for from the PodGang's creation on.
-        creation_timestamp=meta.creation_timestamp,
-        deletion_timestamp=meta.deletion_timestamp,
+        creation_timestamp=_shared(meta.creation_timestamp),
+        deletion_timestamp=_shared(meta.deletion_timestamp),
     )
-    return interned(msgspec.structs.replace(podgang, metadata=kept))
+    return msgspec.structs.replace(
+        podgang,
+        api_version=sys.intern(podgang.api_version),
+        kind=sys.intern(podgang.kind),
+        metadata=kept,
+        spec=interned(podgang.spec),
+        status=interned(podgang.status),
+    )
 
 
 def _shared(value: str | None) -> str | None:
