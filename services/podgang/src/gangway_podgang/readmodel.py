@@ -90,8 +90,9 @@ class ReadModel:
         self._subjects = subjects
         self._workloads: dict[WorkloadKey, Workload] = {}
         self._bindings: dict[str, ClusterTopologyBinding] = {}
-        # Where each object was filed, so a delete (or a changed label) finds it.
-        self._filed: dict[tuple[str, str, str], WorkloadKey] = {}
+        # Where each object was filed, so a delete (or a changed label) finds it: by kind
+        # and namespace, then by name (15 000 objects, no key tuple each).
+        self._filed: dict[tuple[str, str], dict[str, WorkloadKey]] = {}
         self._changed = asyncio.Event()
         self.sequence = 0  # the last stream sequence applied
         # Once true, the model has held everything the stream held for its subjects when
@@ -189,11 +190,11 @@ class ReadModel:
             else:
                 self._bindings.pop(record.name, None)
             return
-        # Interned: 15 000 keys would otherwise each hold their own copy of the kind (cut
-        # from the subject), the namespace and the name the object holds already.
+        # Interned: 15 000 keys would otherwise each hold their own copy of the name the
+        # object holds already.
         name = sys.intern(record.name)
-        ident = (sys.intern(str(kind)), sys.intern(record.namespace), name)
-        previous = self._filed.pop(ident, None)
+        filed = self._filed.setdefault((str(kind), record.namespace), {})
+        previous = filed.pop(name, None)
         if previous is not None:
             self._remove(kind, previous, name)
         if obj is None or isinstance(obj, ClusterTopologyBinding):
@@ -213,7 +214,7 @@ class ReadModel:
         else:
             pod = workload.pods[name] = compact_pod(obj)
             workload.touched.add(pod.gang)
-        self._filed[ident] = workload.key
+        filed[name] = workload.key
 
     def _remove(self, kind: str, key: WorkloadKey, name: str) -> None:
         workload = self._workloads.get(key)
