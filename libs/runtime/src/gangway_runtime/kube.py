@@ -31,10 +31,10 @@ REQUEST_TIMEOUT: Final = 60.0
 CONNECTIONS: Final = 100  # per session by default, as kubernetes_asyncio's pool
 
 # asyncio gives every TLS connection a read buffer of this size, allocated whole when the
-# connection opens: 256 KiB by default, 8 MiB of a service's memory at 32 connections. The
-# API server's answers to writes are a few KiB; a larger one (a LIST page) is read in more
-# calls.
-TLS_READ_BUFFER: Final = 64 << 10
+# connection opens: 256 KiB by default, 8 MiB of a service's memory at 32 connections. A TLS
+# record holds at most 16 KiB, so a read never returns more than that at once; the API
+# server's answers to writes are a few KiB, a larger one is read a record a call.
+TLS_READ_BUFFER: Final = 16 << 10
 asyncio.sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
 
 REQUESTS = Counter(
