@@ -27,9 +27,9 @@ from gangway_contracts.pods import Pod
 T = TypeVar("T")
 
 
-# Values many PodGangs hold equal (their owner; their conditions, written in one second):
-# one instance each, shared. Bounded: when full it starts again (an equal value met later
-# is then shared from there on).
+# Values many objects hold equal (a PodGang's owner and its conditions, written in one
+# second; a pod's gates and the scheduler's verdict): one instance each, shared. Bounded:
+# when full it starts again (an equal value met later is then shared from there on).
 _SHARED_TYPES = (Condition, OwnerReference)
 _SHARED_AT_MOST = 4096
 _shared_values: dict[Any, Any] = {}
@@ -107,10 +107,11 @@ def compact_pod(pod: Pod) -> PodRecord:
         template_hash=_shared(meta.labels.get(labels.POD_TEMPLATE_HASH)),
         controller_uid=_shared(controller),
         deleting=meta.deletion_timestamp is not None,
-        gates=tuple(sys.intern(gate.name) for gate in pod.spec.scheduling_gates),
+        # Most pods have the same gates (or none), and the same verdict: one tuple each.
+        gates=_one_of(tuple(sys.intern(gate.name) for gate in pod.spec.scheduling_gates)),
         node_name=_shared(pod.spec.node_name),
         phase=_shared(pod.status.phase),
-        verdict=(sys.intern(verdict[0]), sys.intern(verdict[1])) if verdict else None,
+        verdict=_one_of((sys.intern(verdict[0]), sys.intern(verdict[1]))) if verdict else None,
     )
 
 
