@@ -8,8 +8,9 @@ held once. A PodCliqueSet of 5 000 gangs is 10 000 pods and 5 000 PodGangs in me
   is one, about 0.4 KB with its own strings.
 - A PodGang keeps its spec and status whole (the spec is compared whole with the plan, the
   conditions are patched by position) and of its metadata what a pod's record keeps, its
-  generation and its creation time, with its strings interned: a pod reference's name is
-  the pod's own name string.
+  generation and its creation time, with its strings interned (a pod reference's name is
+  the pod's own name string) but its resourceVersion, and its owner reference and
+  conditions shared with equal ones.
 """
 
 from __future__ import annotations
