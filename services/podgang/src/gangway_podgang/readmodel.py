@@ -193,7 +193,10 @@ class ReadModel:
         # Interned: 15 000 keys would otherwise each hold their own copy of the name the
         # object holds already.
         name = sys.intern(record.name)
-        filed = self._filed.setdefault((str(kind), record.namespace), {})
+        group = (str(kind), record.namespace)
+        filed = self._filed.get(group)
+        if filed is None:  # not setdefault: that makes an empty dict for every record
+            filed = self._filed[group] = {}
         previous = filed.pop(name, None)
         if previous is not None:
             self._remove(kind, previous, name)
