@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -143,6 +142,27 @@ def _traced(manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
+class GangWrites:
+    """Writes per PodGang since this process first wrote it until its gates came off (the
+    writes-per-gang metric). Bounded: a gang whose PodCliqueSet is deleted before its gates
+    come off is never taken out, so past ``at_most`` gangs the oldest count goes."""
+
+    def __init__(self, at_most: int = 50_000) -> None:
+        self._counts: dict[str, int] = {}
+        self._at_most = at_most
+
+    def add(self, gang: str) -> None:
+        if gang not in self._counts and len(self._counts) >= self._at_most:
+            del self._counts[next(iter(self._counts))]
+        self._counts[gang] = self._counts.get(gang, 0) + 1
+
+    def pop(self, gang: str) -> int:
+        return self._counts.pop(gang, 0)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+
 class Actuator:
     def __init__(
         self,
@@ -165,17 +185,16 @@ class Actuator:
         # makes the scheduler try it, fail and report "waiting for minCount"); this bounds
         # how many gangs do that at once instead.
         self._lifting = asyncio.Semaphore(max(1, write_concurrency // 2))
-        # Writes per PodGang since this process first wrote it (the writes-per-gang metric).
-        self._writes: Counter[str] = Counter()
+        self._writes = GangWrites()
         # Tests crash the service here, between two writes.
         self._after_write = after_write
 
     async def _write(
         self, kind: str, verb: str, gang: str, call: Awaitable[T], bounded: bool = True
     ) -> T | None:
-        """One API write, under the concurrency bound unless told otherwise, counted. None
-        when the write found its work done: a create that already exists, a delete that is
-        already gone."""
+        """One API write, under the concurrency bound unless told otherwise, counted (to
+        ``gang``'s writes unless it is ""). None when the write found its work done: a create
+        that already exists, a delete that is already gone."""
         started = False
         try:
             async with self._slots if bounded else contextlib.nullcontext():
@@ -190,7 +209,8 @@ class Actuator:
                     raise
                 finally:
                     metrics.WRITES.labels(kind, verb).inc()
-                    self._writes[gang] += 1
+                    if gang:
+                        self._writes.add(gang)
         finally:
             if not started and inspect.iscoroutine(call):
                 call.close()  # cancelled while waiting for a slot: the request never went
@@ -258,7 +278,7 @@ class Actuator:
     async def _delete_podgang(self, pcs: PodCliqueSet, live: PodGang) -> list[Expectation]:
         meta = live.metadata
         await self._delete(Kind.PODGANG, meta.namespace, meta.name, meta.uid, gang=meta.name)
-        self._writes.pop(meta.name, None)
+        self._writes.pop(meta.name)
         await self.reporter.report(
             pcs, events.PodGangDeleted(**self.reporter.common(pcs), podgang=meta.name)
         )
@@ -375,7 +395,8 @@ class Actuator:
         status = "True" if placement.scheduled else "False"
         scheduled = _condition(live, labels.SCHEDULED, status, placement.reason, placement.message)
         call = set_podgang_condition(self.kube, to_object(live), scheduled, phase=placement.phase)
-        written = await self._write(Kind.PODGANG, "status", meta.name, call)
+        # Not counted to the gang: its count ended when its gates came off.
+        written = await self._write(Kind.PODGANG, "status", "", call)
         if written is not None and phase_now(live) != placement.phase:
             # Journal only: the scheduler's own events on the pods already tell the cluster.
             await self.reporter.journal(
@@ -423,7 +444,7 @@ class Actuator:
                 ]
             )
         names = [pod.name for pod in pods]
-        metrics.WRITES_PER_GANG.observe(self._writes.pop(gang, 0))
+        metrics.WRITES_PER_GANG.observe(self._writes.pop(gang))
         await self.reporter.report(
             pcs,
             events.GatesLifted(**self.reporter.common(pcs), podgang=gang, pods=names),
