@@ -19,7 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import (
     add_TraceServiceServicer_to_server,
 )
 
-from gangway_runtime.probes import bound_port
+from gangway_admission.service import bound_port
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import aiohttp
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,6 +13,7 @@ from nats.errors import NoRespondersError
 from nats.js.errors import BadRequestError, ServiceUnavailableError
 
 from gangway_runtime.consumer import KeyQueue, Route, Transient, backoff, jittered, transient
+from gangway_runtime.http import HttpError
 from gangway_runtime.kube import KubeError
 
 keys = st.sampled_from(["a", "b", "c"])
@@ -127,7 +127,7 @@ def test_a_parked_key_waits_for_its_timer_whatever_arrives() -> None:
         (ServiceUnavailableError(), True),
         (BadRequestError(), False),
         (TimeoutError(), True),
-        (aiohttp.ClientConnectionError(), True),
+        (HttpError("the server closed the connection"), True),
         (Transient("backend not answering"), True),
         (RuntimeError("a bug"), False),
         (KeyError("a bug"), False),

@@ -33,7 +33,6 @@ from collections.abc import AsyncIterator, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
-import aiohttp
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
@@ -100,7 +99,7 @@ def transient(exc: BaseException) -> bool:
     if isinstance(exc, BadRequestError):
         return False
     # NATS: no responders, timeouts, a consumer or stream leader being elected.
-    return isinstance(exc, Transient | NatsError | aiohttp.ClientError | TimeoutError | OSError)
+    return isinstance(exc, Transient | NatsError | TimeoutError | OSError)
 
 
 def backoff(attempts: int) -> float:

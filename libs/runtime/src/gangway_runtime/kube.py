@@ -1,5 +1,5 @@
-"""A small Kubernetes client: raw requests over one aiohttp session, bodies decoded with
-msgspec by the caller.
+"""A small Kubernetes client: raw requests over one pool of connections
+(:mod:`gangway_runtime.http`), bodies decoded with msgspec by the caller.
 
 Generated client models are too slow for every pod of a large workload, lose the API's
 field names, and (kubernetes_asyncio's) cost a third of a service's memory to import; the
@@ -8,6 +8,7 @@ credentials come from ``kubeconfig`` (in-cluster or a kubeconfig file).
 
 from __future__ import annotations
 
+import asyncio
 import asyncio.sslproto
 import os
 import time
@@ -17,17 +18,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Protocol
 
-import aiohttp
 import msgspec
 from prometheus_client import Counter, Histogram
 
+from gangway_runtime.http import Pool
 from gangway_runtime.kubeconfig import Credentials, KubeconfigError, from_kubeconfig, in_cluster
 
 __all__ = ["ApiResource", "ApiSession", "Kube", "KubeError", "KubeconfigError", "api_client"]
 
 # etcd refuses values over 1.5 MiB, so one watch line (one object) is never larger than this.
 MAX_EVENT_BYTES: Final = 8 << 20
-REQUEST_TIMEOUT: Final = 60.0
+REQUEST_TIMEOUT: Final = 60.0  # to an answer's headers, then again to its whole body
+CONNECT_TIMEOUT: Final = 30.0  # to a watch's headers; then each read waits its own timeout
 CONNECTIONS: Final = 100  # per session by default, as kubernetes_asyncio's pool
 
 # asyncio gives every TLS connection a read buffer of this size, allocated whole when the
@@ -114,8 +116,22 @@ class KubeError(Exception):
         return self.status in (409, 429) or self.status >= 500
 
 
+class Answer(Protocol):
+    """An answer whose headers have come: its body is read whole or as it arrives, either
+    way once, and it is closed after (:class:`gangway_runtime.http.Response`)."""
+
+    status: int
+
+    async def read(self) -> bytes: ...
+
+    def chunks(self) -> AsyncIterator[bytes]: ...
+
+    def close(self) -> None: ...
+
+
 class Transport(Protocol):
-    """Sends one authenticated request; the response is the caller's to read and release."""
+    """Sends one authenticated request; the answer is the caller's to read and close. A
+    connection lost or refused raises an OSError (HttpError), here or in reading."""
 
     async def send(
         self,
@@ -125,8 +141,8 @@ class Transport(Protocol):
         query: Sequence[tuple[str, str]],
         headers: dict[str, str],
         body: Any,
-        client_timeout: aiohttp.ClientTimeout,
-    ) -> aiohttp.ClientResponse: ...
+        read_timeout: float | None,
+    ) -> Answer: ...
 
     async def close(self) -> None: ...
 
@@ -136,8 +152,11 @@ class ApiSession:
 
     def __init__(self, credentials: Credentials, connections: int = CONNECTIONS) -> None:
         self.credentials = credentials
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(ssl=credentials.tls, limit=connections)
+        self._pool = Pool(
+            credentials.server,
+            credentials.tls,
+            server_name=credentials.server_name,
+            limit=connections,
         )
 
     async def send(
@@ -148,23 +167,17 @@ class ApiSession:
         query: Sequence[tuple[str, str]],
         headers: dict[str, str],
         body: Any,
-        client_timeout: aiohttp.ClientTimeout,
-    ) -> aiohttp.ClientResponse:
+        read_timeout: float | None,
+    ) -> Answer:
         if self.credentials.token is not None:
             headers = {**headers, "Authorization": f"Bearer {await self.credentials.token.get()}"}
         data = None if body is None else msgspec.json.encode(body)
-        return await self._session.request(
-            method,
-            self.credentials.server + path,
-            params=list(query),
-            headers=headers,
-            data=data,
-            timeout=client_timeout,
-            server_hostname=self.credentials.server_name,
+        return await self._pool.request(
+            method, path, query=query, headers=headers, body=data, read_timeout=read_timeout
         )
 
     async def close(self) -> None:
-        await self._session.close()
+        await self._pool.close()
 
     async def __aenter__(self) -> ApiSession:
         return self
@@ -211,32 +224,29 @@ class Kube:
         *,
         body: Any = None,
         content_type: str = "application/json",
-        client_timeout: aiohttp.ClientTimeout | float = REQUEST_TIMEOUT,
-    ) -> aiohttp.ClientResponse:
+        headers_within: float = REQUEST_TIMEOUT,
+        read_timeout: float | None = None,
+    ) -> Answer:
+        """The answer, its headers come within ``headers_within`` s; a KubeError for a
+        failure."""
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
         resource = resource_of(path)
         started = time.monotonic()
-        if not isinstance(client_timeout, aiohttp.ClientTimeout):
-            client_timeout = aiohttp.ClientTimeout(total=client_timeout)
         try:
-            response = await self.api.send(
-                method,
-                path,
-                query=query,
-                headers=headers,
-                body=body,
-                client_timeout=client_timeout,
-            )
-        except (aiohttp.ClientError, TimeoutError):
+            async with asyncio.timeout(headers_within):
+                response = await self.api.send(
+                    method, path, query=query, headers=headers, body=body, read_timeout=read_timeout
+                )
+        except (OSError, TimeoutError):
             REQUESTS.labels(method, resource, "error").inc()
             raise
         REQUESTS.labels(method, resource, str(response.status)).inc()
         REQUEST_SECONDS.labels(method, resource).observe(time.monotonic() - started)
         if response.status >= 300:
-            body_bytes = await response.read()
-            response.release()
+            async with asyncio.timeout(REQUEST_TIMEOUT):
+                body_bytes = await response.read()
             raise KubeError.from_body(response.status, body_bytes)
         return response
 
@@ -249,18 +259,22 @@ class Kube:
         content_type: str = "application/json",
     ) -> bytes:
         response = await self._open(method, path, query, body=body, content_type=content_type)
-        async with response:
-            return await response.read()
+        try:
+            async with asyncio.timeout(REQUEST_TIMEOUT):
+                return await response.read()
+        finally:
+            response.close()
 
     async def lines(
         self, path: str, query: Sequence[tuple[str, str]], read_timeout: float
     ) -> AsyncIterator[bytes]:
         """A streaming GET (a watch), one newline-terminated JSON document at a time."""
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=read_timeout)
-        response = await self._open("GET", path, query, client_timeout=timeout)
-        async with response:
+        response = await self._open(
+            "GET", path, query, headers_within=CONNECT_TIMEOUT, read_timeout=read_timeout
+        )
+        try:
             buffer = bytearray()
-            async for chunk in response.content.iter_any():
+            async for chunk in response.chunks():
                 buffer += chunk
                 while (end := buffer.find(b"\n")) >= 0:
                     line = bytes(buffer[:end])
@@ -269,6 +283,8 @@ class Kube:
                         yield line
                 if len(buffer) > MAX_EVENT_BYTES:
                     raise KubeError(0, "EventTooLarge", f"over {MAX_EVENT_BYTES} bytes")
+        finally:
+            response.close()
 
     async def read(self, resource: ApiResource, namespace: str, name: str) -> dict[str, Any] | None:
         """One object, decoded; None when it does not exist."""

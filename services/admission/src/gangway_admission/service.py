@@ -25,7 +25,6 @@ from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_runtime import tasks
 from gangway_runtime.journal import JournalWriter
 from gangway_runtime.kube import ApiResource, Kube, KubeError
-from gangway_runtime.probes import bound_port
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +35,13 @@ BINDINGS = ApiResource(
     CLUSTER_TOPOLOGY_BINDINGS.plural,
     namespaced=False,
 )
+
+
+def bound_port(site: web.TCPSite, asked: int) -> int:
+    """The port a started site listens on: the one the OS chose when 0 was asked for."""
+    sockets = getattr(site._server, "sockets", None) or []
+    port: int = sockets[0].getsockname()[1] if sockets else asked
+    return port
 
 
 async def topology_levels(kube: Kube, pcs: PodCliqueSet) -> tuple[Sequence[str] | None, str | None]:

@@ -18,7 +18,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import aiohttp
 import msgspec
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -103,7 +102,7 @@ class Reflector:
             except Gone:
                 log.info("%s: watch expired (410 Gone); relisting", self.kind)
                 reason, self.resource_version = "gone", ""
-            except (KubeError, aiohttp.ClientError, TimeoutError, msgspec.DecodeError) as exc:
+            except (KubeError, OSError, TimeoutError, msgspec.DecodeError) as exc:
                 # A dropped watch resumes from the last version; a failed list starts over.
                 log.warning("%s: %s; retrying in %.0fs", self.kind, exc, backoff)
                 if not self.resource_version:
@@ -129,7 +128,7 @@ class Reflector:
                         self.served = True
                         log.info("%s: watching %s", self.kind, candidate.api_version)
                         return candidate
-                except (KubeError, aiohttp.ClientError, TimeoutError) as exc:
+                except (KubeError, OSError, TimeoutError) as exc:
                     log.warning("%s: discovery failed: %s", self.kind, exc)
             self.served = False
             if not warned:
