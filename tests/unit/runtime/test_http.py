@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 
 import pytest
 
@@ -14,17 +15,21 @@ Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
 Serve = Callable[[Handler], Awaitable["Server"]]
 
 
-def answer(body: bytes, *, close: bool = False) -> bytes:
-    connection = "Connection: close\r\n" if close else ""
-    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (
-        len(body),
-        connection.encode(),
-        body,
-    )
+def answer(body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 async def request_head(reader: asyncio.StreamReader) -> bytes:
     return await reader.readuntil(b"\r\n\r\n")
+
+
+async def reply_once(
+    reply: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Take one request, send ``reply``; the server closes the connection after."""
+    await request_head(reader)
+    writer.write(reply)
+    await writer.drain()
 
 
 async def read(pool: Pool) -> bytes:
@@ -65,9 +70,7 @@ async def serve() -> AsyncIterator[Serve]:
         listening.close()
 
 
-async def test_answers_come_back_whole_over_one_kept_connection(
-    serve: Serve,
-) -> None:
+async def test_answers_come_back_whole_over_one_kept_connection(serve: Serve) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             head = await request_head(reader)
@@ -102,9 +105,7 @@ async def test_answers_come_back_whole_over_one_kept_connection(
     await pool.close()
 
 
-async def test_a_chunked_body_arrives_as_it_is_sent(
-    serve: Serve,
-) -> None:
+async def test_a_chunked_body_arrives_as_it_is_sent(serve: Serve) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await request_head(reader)
         writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -122,19 +123,12 @@ async def test_a_chunked_body_arrives_as_it_is_sent(
     await pool.close()
 
 
-async def test_a_connection_the_server_closed_is_not_used_again(
-    serve: Serve,
-) -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await request_head(reader)
-        writer.write(answer(b"once"))  # keep-alive said, then closed: an idle timeout
-        await writer.drain()
-
-    server = await serve(handler)
+async def test_a_connection_the_server_closed_is_not_used_again(serve: Serve) -> None:
+    # Keep-alive said, then closed: a server's idle timeout.
+    server = await serve(partial(reply_once, answer(b"once")))
     pool = Pool(server.url, limit=1)
     for _ in range(2):
-        response = await pool.request("GET", "/")
-        assert await response.read() == b"once"
+        assert await read(pool) == b"once"
         await asyncio.sleep(0.05)  # the close arrives while the connection is idle
     assert server.connections == 2
 
@@ -147,12 +141,7 @@ async def test_a_connection_the_server_closed_is_not_used_again(
 async def test_an_answer_cut_short_or_not_http_is_a_connection_error(
     serve: Serve, reply: bytes
 ) -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await request_head(reader)
-        writer.write(reply)
-        await writer.drain()
-
-    server = await serve(handler)
+    server = await serve(partial(reply_once, reply))
     pool = Pool(server.url, limit=1)
     for _ in range(2):  # the slot came back: the second is not left waiting for it
         async with asyncio.timeout(5):
@@ -166,10 +155,8 @@ async def test_a_request_given_up_on_frees_its_slot_and_drops_its_connection(
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if server.connections == 1:
             await reader.read()  # never answers; done when the client hangs up
-            return
-        await request_head(reader)
-        writer.write(answer(b"ok"))
-        await writer.drain()
+        else:
+            await reply_once(answer(b"ok"), reader, writer)
 
     server = await serve(handler)
     pool = Pool(server.url, limit=1)
@@ -177,8 +164,7 @@ async def test_a_request_given_up_on_frees_its_slot_and_drops_its_connection(
         async with asyncio.timeout(0.2):
             await pool.request("GET", "/slow")
     async with asyncio.timeout(5):
-        response = await pool.request("GET", "/")
-        assert await response.read() == b"ok"
+        assert await read(pool) == b"ok"
     assert server.connections == 2, "the unanswered connection is not reused"
 
 

@@ -112,12 +112,6 @@ class Response:
             connection.close()
             self._pool.release(None)
 
-    async def __aenter__(self) -> Response:
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        self.close()
-
 
 async def _feed(connection: _Connection, parser: httptools.HttpResponseParser) -> None:
     data = await connection.reader.read(READ_SIZE)
