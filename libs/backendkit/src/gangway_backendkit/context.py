@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from http import HTTPStatus
 
 import msgspec
@@ -15,7 +16,7 @@ from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_runtime.kube import ApiResource, Kube, KubeError
-from gangway_runtime.objects import last_record
+from gangway_runtime.objects import OwnWrites, last_record
 from gangway_runtime.service import CannotStart
 
 # What a write made from a mirror behind the cluster meets.
@@ -34,6 +35,8 @@ class BackendContext:
     js: JetStreamContext
     subjects: Subjects
     field_manager: str  # server-side apply: the backend owns only what it writes
+    # The resources ensure() wrote, as answered, until the store shows them.
+    written: OwnWrites[ObjectKey] = field(default_factory=OwnWrites)
 
     async def record(self, key: ObjectKey) -> ObjectRecord | None:
         """The store's latest record of one object (a tombstone included), or None."""
@@ -55,16 +58,18 @@ class BackendContext:
         immutable_spec: bool = False,
     ) -> converge.Change:
         """:func:`converge.ensure` without reading the API: from the object as the watcher
-        mirrored it (its resourceVersion the write's precondition). A mirror behind the
-        cluster makes the write fail with 409 (changed or created since) or 404 (deleted
-        since): then once more from a fresh read, which the API request metric counts. For
-        the resources the watcher mirrors for this backend (its PodGroups, Workloads)."""
+        mirrored it, or as this backend last wrote it when the mirror does not show that yet
+        (its resourceVersion the write's precondition). A mirror behind the cluster makes
+        the write fail with 409 (changed or created since) or 404 (deleted since): then once
+        more from a fresh read, which the API request metric counts. For the resources the
+        watcher mirrors for this backend (its PodGroups, Workloads)."""
         meta = desired["metadata"]
         namespace, name = meta.get("namespace", ""), meta["name"]
         key = ObjectKey(f"{resource.plural}.{resource.group}", self.backend, namespace, name)
         record = await self.record(key)
         mirrored = None if record is None or record.deleted else msgspec.json.decode(record.object)
-        starts: tuple[Manifest | converge.Unread | None, ...] = (mirrored, converge.UNREAD)
+        known = self.written.newest(key, mirrored, record.resource_version if record else "")
+        starts: tuple[Manifest | converge.Unread | None, ...] = (known, converge.UNREAD)
         for start_from in starts:
             try:
                 return await converge.ensure(
@@ -75,6 +80,7 @@ class BackendContext:
                     keep=keep,
                     immutable_spec=immutable_spec,
                     start_from=start_from,
+                    written=partial(self.written.remember, key),
                 )
             except KubeError as exc:
                 if exc.status not in _BEHIND or start_from is converge.UNREAD:

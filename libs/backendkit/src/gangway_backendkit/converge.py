@@ -96,13 +96,15 @@ async def ensure(
     immutable_spec: bool = False,
     only_ours: bool = False,
     start_from: Manifest | Unread | None = UNREAD,
+    written: Callable[[Manifest], None] | None = None,
 ) -> Change:
     """Converge one object on ``desired``. Conflicts surface as transient KubeErrors (409)
     and are retried by the caller's redelivery, reading the object afresh. ``only_ours``:
     an existing object without Gangway's managed-by label belongs to someone else (a name
     shared by the cluster, not a PodGang's own) and is left alone. ``start_from``: the
     object as already known (None: absent), written against with its resourceVersion, so
-    no read is made; by default it is read."""
+    no read is made; by default it is read. ``written``: given the object as the API server
+    answered a create or an update."""
     meta = desired["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
     query = [("fieldManager", field_manager)]
@@ -110,7 +112,8 @@ async def ensure(
         await kube.read(resource, namespace, name) if isinstance(start_from, Unread) else start_from
     )
     if live is None:
-        await kube.request("POST", resource.path(namespace), query, body=_stamped(desired))
+        answer = await kube.request("POST", resource.path(namespace), query, body=_stamped(desired))
+        _answered(answer, written)
         return Change.CREATED
     managed_by = live["metadata"].get("labels", {}).get(labels.MANAGED_BY)
     if only_ours and managed_by != labels.MANAGED_BY_GANGWAY:
@@ -129,7 +132,8 @@ async def ensure(
         )
         # Created at once when nothing holds the old one; otherwise AlreadyExists (409) and
         # the retry finds it terminating, then gone.
-        await kube.request("POST", resource.path(namespace), query, body=desired)
+        answer = await kube.request("POST", resource.path(namespace), query, body=desired)
+        _answered(answer, written)
         return Change.REPLACED
     # A full replace of spec (what someone else changed goes back), metadata merged (what
     # others added stays), guarded by the resourceVersion we read.
@@ -143,8 +147,14 @@ async def ensure(
         },
         "spec": desired.get("spec", {}),
     }
-    await kube.request("PUT", resource.path(namespace, name), query, body=updated)
+    answer = await kube.request("PUT", resource.path(namespace, name), query, body=updated)
+    _answered(answer, written)
     return Change.UPDATED
+
+
+def _answered(answer: bytes, written: Callable[[Manifest], None] | None) -> None:
+    if written is not None:
+        written(msgspec.json.decode(answer))
 
 
 async def delete_owned(

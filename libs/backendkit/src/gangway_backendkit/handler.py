@@ -32,7 +32,7 @@ from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime import tracing
 from gangway_runtime.consumer import Route
 from gangway_runtime.journal import JournalWriter
-from gangway_runtime.objects import last_per_subject
+from gangway_runtime.objects import OwnWrites, last_per_subject
 from gangway_runtime.status import now, set_podgang_condition
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,15 @@ def _awaiting_first_status(podgang: PodGang) -> bool:
     return made_by_podgang and podgang.status is None
 
 
+def _set_aside(podgang: PodGang) -> str | None:
+    """Why this PodGang is not synced now, as the syncs metric counts it; None: sync it."""
+    if _grove_managed(podgang):
+        return "grove"
+    if _awaiting_first_status(podgang):
+        return "awaiting-status"
+    return None
+
+
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
@@ -108,6 +117,8 @@ class PodGangHandler:
         self.ctx = ctx
         # BackendSynced entries: buffered, stored in order, retried through a failover.
         self.journal = JournalWriter(ctx.js, ctx.subjects)
+        # Each PodGang as this backend's condition write left it, until the store shows it.
+        self.written: OwnWrites[ObjectKey] = OwnWrites()
 
     @property
     def durable(self) -> str:
@@ -124,11 +135,12 @@ class PodGangHandler:
         subjects = self.ctx.subjects
         parent = tracing.context_from_headers(msgs[-1].headers) if msgs else None
         # The backend's own resources as mirrored (route() decoded each once already).
-        mirrored = [
-            msgspec.json.decode(msg.data, type=ObjectRecord)
-            for msg in msgs
-            if subjects.parse_object(msg.subject).kind != Kind.PODGANG
-        ]
+        mirrored: list[ObjectRecord] = []
+        for msg in msgs:
+            resource = subjects.parse_object(msg.subject)
+            if resource.kind != Kind.PODGANG:
+                mirrored.append(msgspec.json.decode(msg.data, type=ObjectRecord))
+                self.ctx.written.shown(resource, mirrored[-1].resource_version)
         await self.reconcile(key, drift=bool(mirrored), parent=parent, mirrored=mirrored)
 
     async def keys(self) -> AsyncIterator[ObjectKey]:
@@ -172,14 +184,12 @@ class PodGangHandler:
                 await self.backend.on_podgang_delete(record, self.ctx)
                 metrics.SYNCS.labels(name, "deleted").inc()
                 return
-            podgang = msgspec.json.decode(record.object, type=PodGang)
-            if _grove_managed(podgang):
-                metrics.SYNCS.labels(name, "grove").inc()
+            stored = msgspec.json.decode(record.object)
+            current = self.written.newest(key, stored, record.resource_version)
+            podgang = msgspec.convert(current, type=PodGang)
+            if (aside := _set_aside(podgang)) is not None:
+                metrics.SYNCS.labels(name, aside).inc()
                 return
-            if _awaiting_first_status(podgang):
-                metrics.SYNCS.labels(name, "awaiting-status").inc()
-                return
-            current = msgspec.json.decode(record.object)
             if not drift and _synced_at_generation(podgang):
                 metrics.SYNCS.labels(name, "skipped").inc()
                 await self._journaled(podgang)
@@ -194,7 +204,7 @@ class PodGangHandler:
             except Exception:
                 metrics.SYNCS.labels(name, "error").inc()
                 raise
-            await self._report(podgang, current, synced)
+            await self._report(key, podgang, current, synced)
             metrics.SYNCS.labels(name, "synced" if isinstance(synced, Synced) else "failed").inc()
 
     async def _as_desired(self, podgang: PodGang, mirrored: Sequence[ObjectRecord]) -> bool:
@@ -234,7 +244,11 @@ class PodGangHandler:
         }
 
     async def _report(
-        self, podgang: PodGang, current: dict[str, Any], result: Synced | SyncFailed
+        self,
+        key: ObjectKey,
+        podgang: PodGang,
+        current: dict[str, Any],
+        result: Synced | SyncFailed,
     ) -> None:
         status, reason = (
             ("True", "Synced") if isinstance(result, Synced) else ("False", result.reason)
@@ -247,10 +261,12 @@ class PodGangHandler:
             last_transition_time=now(),
             observed_generation=podgang.metadata.generation,
         )
-        if await set_podgang_condition(self.ctx.kube, current, condition) is None:
+        written = await set_podgang_condition(self.ctx.kube, current, condition)
+        if written is None:
             if isinstance(result, Synced):  # written before: its entry too, unless a crash
                 await self._journaled(podgang)
             return
+        self.written.remember(key, written)
         common = self._common(podgang)
         event: JournalEvent
         if isinstance(result, Synced):

@@ -41,10 +41,10 @@ from gangway_podgang.writes import (
     BackendUnavailable,
     Expectation,
     PrepareFailed,
-    newer_or_same,
 )
 from gangway_runtime import tasks, tracing
 from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.objects import newer_or_same
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 
 log = logging.getLogger(__name__)

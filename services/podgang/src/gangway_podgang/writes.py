@@ -37,6 +37,7 @@ from gangway_podgang.report import Reporter
 from gangway_runtime import tracing
 from gangway_runtime.consumer import Transient
 from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.objects import newer_or_same
 from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition, test_failed
 
 log = logging.getLogger(__name__)
@@ -90,16 +91,6 @@ class Expectation:
         if self.resource_version is None:
             return seen is None or seen[1]
         return seen is not None and newer_or_same(seen[0], self.resource_version)
-
-
-def newer_or_same(seen: str, written: str) -> bool:
-    """resourceVersions are opaque, but etcd's are increasing integers; equality otherwise."""
-    if not written:
-        return True
-    try:
-        return int(seen) >= int(written)
-    except ValueError:
-        return seen == written
 
 
 def _condition(podgang: PodGang, type_: str, status: str, reason: str, message: str) -> Condition:
