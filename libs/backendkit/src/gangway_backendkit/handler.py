@@ -106,6 +106,15 @@ def _set_aside(podgang: PodGang) -> str | None:
     return None
 
 
+def _filling(podgang: PodGang) -> bool:
+    """Its maker is still creating its pods: Initialized is False at its current generation
+    (PodsPending). The pod references come with the next generation, which would leave a
+    BackendSynced written now stale at once: a second write for every gang (#22). Its
+    resources are made now, early; the condition waits for the references."""
+    initialized = podgang.current_condition(labels.INITIALIZED)
+    return initialized is not None and initialized.status == "False"
+
+
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
@@ -204,6 +213,9 @@ class PodGangHandler:
             except Exception:
                 metrics.SYNCS.labels(name, "error").inc()
                 raise
+            if isinstance(synced, Synced) and _filling(podgang):
+                metrics.SYNCS.labels(name, "early").inc()
+                return
             await self._report(key, podgang, current, synced)
             metrics.SYNCS.labels(name, "synced" if isinstance(synced, Synced) else "failed").inc()
 
