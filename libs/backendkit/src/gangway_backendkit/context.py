@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
 from http import HTTPStatus
 
 import msgspec
@@ -35,8 +34,9 @@ class BackendContext:
     js: JetStreamContext
     subjects: Subjects
     field_manager: str  # server-side apply: the backend owns only what it writes
-    # The resources ensure() wrote, as answered, until the store shows them.
-    written: OwnWrites[ObjectKey] = field(default_factory=OwnWrites)
+    # What ensure() last wrote to each resource (the hash of what was asked for), until the
+    # store shows that write.
+    written: OwnWrites[ObjectKey, str] = field(default_factory=OwnWrites)
 
     async def record(self, key: ObjectKey) -> ObjectRecord | None:
         """The store's latest record of one object (a tombstone included), or None."""
@@ -58,18 +58,21 @@ class BackendContext:
         immutable_spec: bool = False,
     ) -> converge.Change:
         """:func:`converge.ensure` without reading the API: from the object as the watcher
-        mirrored it, or as this backend last wrote it when the mirror does not show that yet
-        (its resourceVersion the write's precondition). A mirror behind the cluster makes
-        the write fail with 409 (changed or created since) or 404 (deleted since): then once
-        more from a fresh read, which the API request metric counts. For the resources the
-        watcher mirrors for this backend (its PodGroups, Workloads)."""
+        mirrored it (its resourceVersion the write's precondition). A mirror behind the
+        cluster makes the write fail with 409 (changed or created since) or 404 (deleted
+        since): then once more from a fresh read, which the API request metric counts. For
+        the resources the watcher mirrors for this backend (its PodGroups, Workloads). What
+        this backend wrote a moment ago, and the mirror does not show yet, is not written
+        again (a create again was a 409 and a read)."""
         meta = desired["metadata"]
         namespace, name = meta.get("namespace", ""), meta["name"]
         key = ObjectKey(f"{resource.plural}.{resource.group}", self.backend, namespace, name)
         record = await self.record(key)
+        asked = converge.spec_hash(desired)
+        if self.written.unshown(key, record.resource_version if record else "") == asked:
+            return converge.Change.UNCHANGED
         mirrored = None if record is None or record.deleted else msgspec.json.decode(record.object)
-        known = self.written.newest(key, mirrored, record.resource_version if record else "")
-        starts: tuple[Manifest | converge.Unread | None, ...] = (known, converge.UNREAD)
+        starts: tuple[Manifest | converge.Unread | None, ...] = (mirrored, converge.UNREAD)
         for start_from in starts:
             try:
                 return await converge.ensure(
@@ -80,7 +83,7 @@ class BackendContext:
                     keep=keep,
                     immutable_spec=immutable_spec,
                     start_from=start_from,
-                    written=partial(self.written.remember, key),
+                    written=lambda version: self.written.remember(key, version, asked),
                 )
             except KubeError as exc:
                 if exc.status not in _BEHIND or start_from is converge.UNREAD:

@@ -20,6 +20,7 @@ from gangway_backendkit.protocol import Manifest
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang
 from gangway_runtime.kube import ApiResource, Kube, KubeError
+from gangway_runtime.objects import version_of
 
 SPEC_HASH_ANNOTATION = "gangway.dev/spec-hash"
 
@@ -96,15 +97,15 @@ async def ensure(
     immutable_spec: bool = False,
     only_ours: bool = False,
     start_from: Manifest | Unread | None = UNREAD,
-    written: Callable[[Manifest], None] | None = None,
+    written: Callable[[str], None] | None = None,
 ) -> Change:
     """Converge one object on ``desired``. Conflicts surface as transient KubeErrors (409)
     and are retried by the caller's redelivery, reading the object afresh. ``only_ours``:
     an existing object without Gangway's managed-by label belongs to someone else (a name
     shared by the cluster, not a PodGang's own) and is left alone. ``start_from``: the
     object as already known (None: absent), written against with its resourceVersion, so
-    no read is made; by default it is read. ``written``: given the object as the API server
-    answered a create or an update."""
+    no read is made; by default it is read. ``written``: given the resourceVersion of each
+    create or update made."""
     meta = desired["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
     query = [("fieldManager", field_manager)]
@@ -152,9 +153,9 @@ async def ensure(
     return Change.UPDATED
 
 
-def _answered(answer: bytes, written: Callable[[Manifest], None] | None) -> None:
+def _answered(answer: bytes, written: Callable[[str], None] | None) -> None:
     if written is not None:
-        written(msgspec.json.decode(answer))
+        written(version_of(answer))
 
 
 async def delete_owned(

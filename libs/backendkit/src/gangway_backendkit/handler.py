@@ -32,7 +32,7 @@ from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime import tracing
 from gangway_runtime.consumer import Route
 from gangway_runtime.journal import JournalWriter
-from gangway_runtime.objects import OwnWrites, last_per_subject
+from gangway_runtime.objects import OwnWrites, Recent, last_per_subject
 from gangway_runtime.status import now, set_podgang_condition
 
 log = logging.getLogger(__name__)
@@ -126,8 +126,10 @@ class PodGangHandler:
         self.ctx = ctx
         # BackendSynced entries: buffered, stored in order, retried through a failover.
         self.journal = JournalWriter(ctx.js, ctx.subjects)
-        # Each PodGang as this backend's condition write left it, until the store shows it.
-        self.written: OwnWrites[ObjectKey] = OwnWrites()
+        # The BackendSynced this backend last wrote to each PodGang, until the store shows it.
+        self.said: OwnWrites[ObjectKey, Condition] = OwnWrites()
+        # The generation of each PodGang being filled when this backend made its resources.
+        self.made_early: Recent[ObjectKey, int] = Recent(at_most=4096)
 
     @property
     def durable(self) -> str:
@@ -144,12 +146,11 @@ class PodGangHandler:
         subjects = self.ctx.subjects
         parent = tracing.context_from_headers(msgs[-1].headers) if msgs else None
         # The backend's own resources as mirrored (route() decoded each once already).
-        mirrored: list[ObjectRecord] = []
-        for msg in msgs:
-            resource = subjects.parse_object(msg.subject)
-            if resource.kind != Kind.PODGANG:
-                mirrored.append(msgspec.json.decode(msg.data, type=ObjectRecord))
-                self.ctx.written.shown(resource, mirrored[-1].resource_version)
+        mirrored = [
+            msgspec.json.decode(msg.data, type=ObjectRecord)
+            for msg in msgs
+            if subjects.parse_object(msg.subject).kind != Kind.PODGANG
+        ]
         await self.reconcile(key, drift=bool(mirrored), parent=parent, mirrored=mirrored)
 
     async def keys(self) -> AsyncIterator[ObjectKey]:
@@ -193,39 +194,53 @@ class PodGangHandler:
                 await self.backend.on_podgang_delete(record, self.ctx)
                 metrics.SYNCS.labels(name, "deleted").inc()
                 return
-            stored = msgspec.json.decode(record.object)
-            current = self.written.newest(key, stored, record.resource_version)
-            podgang = msgspec.convert(current, type=PodGang)
+            podgang = msgspec.json.decode(record.object, type=PodGang)
             if (aside := _set_aside(podgang)) is not None:
                 metrics.SYNCS.labels(name, aside).inc()
                 return
-            if not drift and _synced_at_generation(podgang):
+            current = msgspec.json.decode(record.object)
+            synced = self._synced(key, podgang, record.resource_version)
+            if not drift and synced:
                 metrics.SYNCS.labels(name, "skipped").inc()
-                await self._journaled(podgang)
+                if _synced_at_generation(podgang):
+                    await self._journaled(podgang)
                 return  # only the status moved (ours or another's condition): nothing to do
-            if mirrored and await self._as_desired(podgang, mirrored):
+            if mirrored and synced and await self._as_desired(podgang, mirrored):
                 metrics.SYNCS.labels(name, "unchanged").inc()
                 return  # the scheduler wrote its status: no API read to find nothing to do
             try:
-                synced: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)
+                result: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)
             except SyncFailed as failed:
-                synced = failed
+                result = failed
             except Exception:
                 metrics.SYNCS.labels(name, "error").inc()
                 raise
-            if isinstance(synced, Synced) and _filling(podgang):
+            if isinstance(result, Synced) and _filling(podgang):
+                self.made_early[key] = podgang.metadata.generation
                 metrics.SYNCS.labels(name, "early").inc()
                 return
-            await self._report(key, podgang, current, synced)
-            metrics.SYNCS.labels(name, "synced" if isinstance(synced, Synced) else "failed").inc()
+            await self._report(key, podgang, current, result)
+            metrics.SYNCS.labels(name, "synced" if isinstance(result, Synced) else "failed").inc()
+
+    def _synced(self, key: ObjectKey, podgang: PodGang, version: str) -> bool:
+        """Synced at its generation: as the store shows it (at ``version``), or as this
+        backend's last condition write the store does not show yet says; or, while its pods
+        are being made, its resources made by this backend at this generation."""
+        generation = podgang.metadata.generation
+        if _synced_at_generation(podgang):
+            return True
+        said = self.said.unshown(key, version)
+        if said is not None:
+            return said.status == "True" and said.observed_generation == generation
+        return _filling(podgang) and self.made_early.get(key) == generation
 
     async def _as_desired(self, podgang: PodGang, mirrored: Sequence[ObjectRecord]) -> bool:
         """Whether backend resources as mirrored are what the backend wants them to be, for a
-        PodGang already synced at its generation: then nothing is to be done, read or
-        written. Found from the store alone (the PodGang, its PodCliqueSet and the pure
+        PodGang synced at its generation: then nothing is to be done, read or written. Found
+        from the store alone (the PodGang, its PodCliqueSet and the pure
         :meth:`Backend.resources`); any doubt answers False and the backend syncs as usual,
         reading the API. A mirror behind the cluster is followed by a newer record."""
-        if any(r.deleted for r in mirrored) or not _synced_at_generation(podgang):
+        if any(r.deleted for r in mirrored):
             return False
         meta = podgang.metadata
         try:
@@ -278,7 +293,8 @@ class PodGangHandler:
             if isinstance(result, Synced):  # written before: its entry too, unless a crash
                 await self._journaled(podgang)
             return
-        self.written.remember(key, written)
+        self.said.remember(key, written["metadata"]["resourceVersion"], condition)
+        self.made_early.pop(key)
         common = self._common(podgang)
         event: JournalEvent
         if isinstance(result, Synced):

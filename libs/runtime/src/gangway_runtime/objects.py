@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import msgspec
 from nats.aio.msg import Msg
@@ -24,7 +24,21 @@ from gangway_contracts.subjects import Subjects
 _BATCH = 1000
 log = logging.getLogger(__name__)
 K = TypeVar("K", bound=Hashable)
-S = TypeVar("S", bound=dict[str, Any] | None)
+V = TypeVar("V")
+
+
+class _Meta(msgspec.Struct, rename="camel"):
+    resource_version: str = ""
+
+
+class _Versioned(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+
+
+def version_of(answer: bytes) -> str:
+    """The resourceVersion of the object the API server answered a write with (decoding
+    nothing else of it)."""
+    return msgspec.json.decode(answer, type=_Versioned).metadata.resource_version
 
 
 def newer_or_same(seen: str, written: str) -> bool:
@@ -37,49 +51,57 @@ def newer_or_same(seen: str, written: str) -> bool:
         return seen == written
 
 
-class OwnWrites(Generic[K]):
-    """The object this process last wrote under each key, as the API server answered, until
-    the store shows that version or a newer one. A handler woken again before its own write
-    is mirrored decides on the answer, not on the older record: deciding on that record, it
-    would write the same again (#22: a third of a backend's condition writes, and a create
-    answered 409 and read again for each PodGroup synced twice). A write is needed only
-    until its mirror comes, a second or so: at most ``at_most`` are kept, the oldest
-    forgotten first (one forgotten too soon costs a write or a read, as before)."""
+class Recent(Generic[K, V]):
+    """A map of at most ``at_most`` entries, the oldest set forgotten first: what a service
+    remembers of many objects for a while, bounded whatever the cluster's size."""
 
-    def __init__(self, at_most: int = 1024) -> None:
-        self._written: OrderedDict[K, dict[str, Any]] = OrderedDict()
+    def __init__(self, at_most: int) -> None:
+        self._entries: OrderedDict[K, V] = OrderedDict()
         self._at_most = at_most
 
-    def remember(self, key: K, written: dict[str, Any]) -> None:
-        self._written[key] = written
-        self._written.move_to_end(key)
-        while len(self._written) > self._at_most:
-            self._written.popitem(last=False)
+    def __setitem__(self, key: K, value: V) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._at_most:
+            self._entries.popitem(last=False)
 
-    def shown(self, key: K, version: str) -> bool:
-        """Whether the store, holding ``key`` at ``version``, shows this process's last write
-        to it (or there is none); that write is forgotten then."""
-        written = self._written.get(key)
-        if written is None:
-            return True
-        if newer_or_same(version, _version(written)):
-            del self._written[key]
-            return True
-        return False
+    def get(self, key: K) -> V | None:
+        return self._entries.get(key)
 
-    def newest(self, key: K, stored: S, version: str) -> S | dict[str, Any]:
-        """``stored``, the store's record of the object at ``version`` (None: absent or
-        deleted), or what this process wrote after it."""
-        if self.shown(key, version):
-            return stored
-        return self._written[key]
+    def pop(self, key: K) -> V | None:
+        return self._entries.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class OwnWrites(Generic[K, V]):
+    """What this process last wrote to each object (as much of it as its decisions need)
+    and the resourceVersion the write made, until the store shows that version or a newer
+    one. A handler woken again before its own write is mirrored must not decide on the
+    older record alone: it would write the same again (#22: a third of a backend's
+    condition writes). Needed only until the mirror comes, a second or so: at most
+    ``at_most`` are kept (one forgotten too soon costs a write, as before)."""
+
+    def __init__(self, at_most: int = 1024) -> None:
+        self._written: Recent[K, tuple[str, V]] = Recent(at_most)
+
+    def remember(self, key: K, version: str, written: V) -> None:
+        self._written[key] = (version, written)
+
+    def unshown(self, key: K, version: str) -> V | None:
+        """This process's last write to ``key`` when the store, holding the object at
+        ``version``, does not show it yet; else None (and the write is forgotten)."""
+        found = self._written.get(key)
+        if found is None:
+            return None
+        if newer_or_same(version, found[0]):
+            self._written.pop(key)
+            return None
+        return found[1]
 
     def __len__(self) -> int:
         return len(self._written)
-
-
-def _version(obj: dict[str, Any]) -> str:
-    return str(obj.get("metadata", {}).get("resourceVersion", ""))
 
 
 async def last_record(
