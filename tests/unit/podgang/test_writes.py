@@ -16,7 +16,7 @@ from gangway_contracts.pods import Pod
 from gangway_contracts.subjects import Kind
 from gangway_podgang.compact import PodRecord, compact_pod
 from gangway_podgang.readmodel import Workload
-from gangway_podgang.writes import Expectation, GangWrites, PrepareFailed, _checked, _chunks
+from gangway_podgang.writes import Expectation, PrepareFailed, _checked, _chunks
 
 GATE = {"name": labels.PODGANG_PENDING_CREATION_GATE}
 
@@ -84,25 +84,3 @@ def test_a_write_is_mirrored_once_the_model_shows_it_or_something_newer(
     expected: Expectation, pods: dict[str, PodRecord], met: bool
 ) -> None:
     assert expected.met(Workload(pods=pods)) is met
-
-
-@given(st.lists(st.integers(0, 30), max_size=200), st.integers(1, 10))
-def test_writes_are_counted_per_gang_for_a_bounded_number_of_gangs(
-    writes: list[int], at_most: int
-) -> None:
-    counts = GangWrites(at_most)
-    for gang in writes:
-        counts.add(f"g-{gang}")
-        assert len(counts) <= at_most
-    last = f"g-{writes[-1]}" if writes else "none"
-    # The gang written last is always counted, from its first write of the run of writes
-    # since it was last counted (older gangs go first).
-    assert counts.pop(last) >= (1 if writes else 0)
-    assert counts.pop(last) == 0, "popped: counted from zero again"
-
-
-def test_a_gang_counts_every_write_until_popped() -> None:
-    counts = GangWrites(2)
-    for gang in ["a", "b", "a", "c"]:  # c pushes out a, the oldest counted
-        counts.add(gang)
-    assert (counts.pop("a"), counts.pop("b"), counts.pop("c")) == (0, 1, 1)

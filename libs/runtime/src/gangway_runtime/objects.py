@@ -71,6 +71,9 @@ class Recent(Generic[K, V]):
     def pop(self, key: K) -> V | None:
         return self._entries.pop(key, None)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
     def __len__(self) -> int:
         return len(self._entries)
 

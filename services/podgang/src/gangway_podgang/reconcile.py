@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -44,7 +44,7 @@ from gangway_podgang.writes import (
 )
 from gangway_runtime import tasks, tracing
 from gangway_runtime.kube import Kube, KubeError
-from gangway_runtime.objects import newer_or_same
+from gangway_runtime.objects import Recent, newer_or_same
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 
 log = logging.getLogger(__name__)
@@ -98,22 +98,6 @@ class Refused(Exception):
     until the PodCliqueSet changes; said on it instead."""
 
 
-class Phantoms:
-    """A bounded set of uids: the oldest forgotten first (each costs one read again)."""
-
-    def __init__(self, size: int = 10_000) -> None:
-        self._uids: OrderedDict[str, None] = OrderedDict()
-        self._size = size
-
-    def add(self, uid: str) -> None:
-        self._uids[uid] = None
-        while len(self._uids) > self._size:
-            self._uids.popitem(last=False)
-
-    def __contains__(self, uid: object) -> bool:
-        return uid in self._uids
-
-
 @dataclass(frozen=True)
 class Outcome:
     converged: bool  # nothing left to do; else waiting on the backend or the scheduler
@@ -148,8 +132,9 @@ class Reconciler:
         self.request_timeout = request_timeout
         self.limits = limits or Limits()
         # PodCliqueSets the store holds and the API server does not (``_owner_missing``).
-        # In memory: after a restart, the first status write finds one again, once.
-        self.phantoms = Phantoms()
+        # In memory and bounded: after a restart, or once forgotten, the first status write
+        # finds one again, with one read.
+        self.phantoms: Recent[str, bool] = Recent(at_most=10_000)
         # The resourceVersion of this process's last status write to each PodCliqueSet,
         # until the read model shows it (``_status``).
         self._status_written: dict[WorkloadKey, str] = {}
@@ -569,7 +554,7 @@ class Reconciler:
         live = await self.kube.read(PODCLIQUESETS, pcs.metadata.namespace, pcs.metadata.name)
         if live is not None and live["metadata"]["uid"] == pcs.metadata.uid:
             return False
-        self.phantoms.add(pcs.metadata.uid)
+        self.phantoms[pcs.metadata.uid] = True
         log.warning(
             "%s/%s: the API server has no PodCliqueSet of uid %s, which the store holds: "
             "nothing more is made for it",

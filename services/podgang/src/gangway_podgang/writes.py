@@ -37,7 +37,7 @@ from gangway_podgang.report import Reporter
 from gangway_runtime import tracing
 from gangway_runtime.consumer import Transient
 from gangway_runtime.kube import Kube, KubeError
-from gangway_runtime.objects import newer_or_same
+from gangway_runtime.objects import Recent, newer_or_same
 from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition, test_failed
 
 log = logging.getLogger(__name__)
@@ -133,27 +133,6 @@ def _traced(manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-class GangWrites:
-    """Writes per PodGang since this process first wrote it until its gates came off (the
-    writes-per-gang metric). Bounded: a gang whose PodCliqueSet is deleted before its gates
-    come off is never taken out, so past ``at_most`` gangs the oldest count goes."""
-
-    def __init__(self, at_most: int = 50_000) -> None:
-        self._counts: dict[str, int] = {}
-        self._at_most = at_most
-
-    def add(self, gang: str) -> None:
-        if gang not in self._counts and len(self._counts) >= self._at_most:
-            del self._counts[next(iter(self._counts))]
-        self._counts[gang] = self._counts.get(gang, 0) + 1
-
-    def pop(self, gang: str) -> int:
-        return self._counts.pop(gang, 0)
-
-    def __len__(self) -> int:
-        return len(self._counts)
-
-
 class Actuator:
     def __init__(
         self,
@@ -176,7 +155,10 @@ class Actuator:
         # makes the scheduler try it, fail and report "waiting for minCount"); this bounds
         # how many gangs do that at once instead.
         self._lifting = asyncio.Semaphore(max(1, write_concurrency // 2))
-        self._writes = GangWrites()
+        # Writes per PodGang since this process first wrote it until its gates came off
+        # (the writes-per-gang metric). Bounded: a gang whose PodCliqueSet is deleted before
+        # its gates come off is never taken out.
+        self._writes: Recent[str, int] = Recent(at_most=50_000)
         # Tests crash the service here, between two writes.
         self._after_write = after_write
 
@@ -201,7 +183,7 @@ class Actuator:
                 finally:
                     metrics.WRITES.labels(kind, verb).inc()
                     if gang:
-                        self._writes.add(gang)
+                        self._writes[gang] = (self._writes.get(gang) or 0) + 1
         finally:
             if not started and inspect.iscoroutine(call):
                 call.close()  # cancelled while waiting for a slot: the request never went
@@ -435,7 +417,7 @@ class Actuator:
                 ]
             )
         names = [pod.name for pod in pods]
-        metrics.WRITES_PER_GANG.observe(self._writes.pop(gang))
+        metrics.WRITES_PER_GANG.observe(self._writes.pop(gang) or 0)
         await self.reporter.report(
             pcs,
             events.GatesLifted(**self.reporter.common(pcs), podgang=gang, pods=names),
