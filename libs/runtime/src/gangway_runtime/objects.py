@@ -27,18 +27,21 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-class _Meta(msgspec.Struct, rename="camel"):
-    resource_version: str = ""
+class _WrittenMeta(msgspec.Struct, rename="camel"):
+    resource_version: str
 
 
-class _Versioned(msgspec.Struct):
-    metadata: _Meta = msgspec.field(default_factory=_Meta)
+class Written(msgspec.Struct):
+    """Of the object a write answers with, what its writer reads: its resourceVersion (a
+    PodCliqueSet's answer holds every gang's status, decoded whole only to be dropped)."""
+
+    metadata: _WrittenMeta
 
 
 def version_of(answer: bytes) -> str:
     """The resourceVersion of the object the API server answered a write with (decoding
     nothing else of it)."""
-    return msgspec.json.decode(answer, type=_Versioned).metadata.resource_version
+    return msgspec.json.decode(answer, type=Written).metadata.resource_version
 
 
 def newer_or_same(seen: str, written: str) -> bool:

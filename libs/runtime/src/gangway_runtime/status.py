@@ -30,6 +30,7 @@ from gangway_contracts.grove import (
 from gangway_contracts.k8s import Condition
 from gangway_runtime.conditions import merged_conditions
 from gangway_runtime.kube import ApiResource, Kube, KubeError
+from gangway_runtime.objects import Written
 
 PODGANGS = ApiResource(SCHEDULER_GROUP, SCHEDULER_VERSION, PODGANG_PLURAL)
 PODCLIQUESETS = ApiResource(GROVE_GROUP, GROVE_VERSION, "podcliquesets")
@@ -63,20 +64,9 @@ async def patch_status(
     was written (no change, or the object is gone; unless ``missing_ok`` is false: then its
     404 is raised)."""
     written = await _patch_status(
-        kube, resource, current, change, missing_ok=missing_ok, answer=_Written
+        kube, resource, current, change, missing_ok=missing_ok, answer=Written
     )
     return None if written is None else written.metadata.resource_version
-
-
-class _WrittenMeta(msgspec.Struct, rename="camel"):
-    resource_version: str
-
-
-class _Written(msgspec.Struct):
-    """Of the object a status write answers with, what its writer reads: a PodCliqueSet's
-    answer holds every gang's status, decoded whole only to be dropped."""
-
-    metadata: _WrittenMeta
 
 
 async def _patch_status(
