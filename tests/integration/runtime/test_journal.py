@@ -96,6 +96,32 @@ async def test_a_burst_of_entries_is_stored_whole_and_once(
     }
 
 
+async def test_an_entry_stored_is_waited_for_until_the_stream_holds_it(
+    subjects: Subjects,
+) -> None:
+    """store() returns once the stream holds the entry, not when it is buffered: with the
+    server away it waits, and returns once the server is back and the entry stored."""
+    with NatsServer.start() as server:
+        settings = ServiceSettings(nats_url=server.url, subject_prefix=subjects.prefix)
+        nc = await bus.connect(settings, "journal-under-test")
+        js = nc.jetstream()
+        await ensure_streams(js, subjects, settings.streams)
+        writer = JournalWriter(js, subjects)
+        running = asyncio.create_task(writer.run())
+        try:
+            await asyncio.to_thread(server.stop_server)
+            storing = asyncio.create_task(writer.store(observed(1)))
+            await asyncio.sleep(2)
+            assert not storing.done(), "returned with the entry only buffered"
+            await asyncio.to_thread(server.restart)
+            await asyncio.wait_for(storing, 60)
+            stored = await journal.read(js, subjects, "ml", "trainer")
+        finally:
+            await tasks.stop(running)
+            await nc.close()
+    assert [e.generation for e in stored] == [1]  # type: ignore[union-attr]
+
+
 def created(podgang: str, at: datetime) -> ev.PodGangCreated:
     return ev.PodGangCreated(
         workload=NamespacedName(namespace="ml", name="trainer"),

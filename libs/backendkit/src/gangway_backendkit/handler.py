@@ -301,4 +301,7 @@ class PodGangHandler:
             event = BackendSynced(resources=result.resources, **common)
         else:
             event = BackendSyncFailed(reason=result.reason, message=result.message, **common)
-        self.journal.put(event)
+        # Stored before the message that brought this sync is acknowledged: the step is
+        # often a PodGang's last change, and a crash with the entry still buffered left no
+        # later message to make it up for.
+        await self.journal.store(event)

@@ -127,15 +127,21 @@ class JournalWriter:
         self._sending: list[_Entry] = []  # taken from the buffer, acks awaited
         self._queued = asyncio.Event()
         self._journaled = _Steps()
+        # Entries someone waits on being stored (store()), by Nats-Msg-Id.
+        self._awaited: dict[str, asyncio.Future[None]] = {}
 
     def put(self, event: JournalEvent, once: str = "") -> None:
         """Queue ``event``; ``once``: an id under which it is stored once however often it
         is put within the stream's duplicate window (e.g. once per generation)."""
+        self._put(event, once)
+
+    def _put(self, event: JournalEvent, once: str = "") -> str:
         subject, step = subject_of(self._subjects, event), _step_of(event)
         data = to_json(event)
         if len(self._buffer) >= self._capacity:
-            dropped, _, _, forgotten = self._buffer.popleft()
+            dropped, _, dropped_id, forgotten = self._buffer.popleft()
             self._journaled.discard(forgotten)  # ensure() may make it up again
+            self._settle(dropped_id)
             JOURNAL_DROPPED.inc()
             log.warning("journal buffer full: dropped its oldest entry, on %s", dropped)
         msg_id = once or hashlib.sha256(data).hexdigest()[:32]
@@ -143,6 +149,20 @@ class JournalWriter:
         JOURNAL_PENDING.set(self.pending)
         self._queued.set()
         self._journaled.add(step)
+        return msg_id
+
+    async def store(self, event: JournalEvent) -> None:
+        """:meth:`put`, then wait until the stream stores the entry (or a full buffer drops
+        it, said as :meth:`put` says it). A handler that acknowledges its message only after
+        loses no entry to a crash between the two: the message comes back, and the step,
+        found done, is journaled then (:meth:`ensure`)."""
+        msg_id = self._put(event)
+        await self._awaited.setdefault(msg_id, asyncio.get_running_loop().create_future())
+
+    def _settle(self, msg_id: str) -> None:
+        waiting = self._awaited.pop(msg_id, None)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
 
     def missing(self, kind: type[JournalEvent], workload: NamespacedName, podgang: str) -> bool:
         """Whether the journal may lack a ``kind`` entry about ``podgang``: this process
@@ -206,6 +226,9 @@ class JournalWriter:
                     *(self._publish(entry) for entry in self._sending), return_exceptions=True
                 )
                 failed = [e for e, r in zip(self._sending, results, strict=True) if r is not None]
+                for entry, result in zip(self._sending, results, strict=True):
+                    if result is None:
+                        self._settle(entry[2])
                 self._sending = []
                 if not failed:
                     failures = 0
