@@ -32,7 +32,7 @@ from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime import tracing
 from gangway_runtime.consumer import Route
 from gangway_runtime.journal import JournalWriter
-from gangway_runtime.objects import OwnWrites, Recent, last_per_subject
+from gangway_runtime.objects import OwnWrites, last_per_subject
 from gangway_runtime.status import now, set_podgang_condition
 
 log = logging.getLogger(__name__)
@@ -106,15 +106,6 @@ def _set_aside(podgang: PodGang) -> str | None:
     return None
 
 
-def _filling(podgang: PodGang) -> bool:
-    """Its maker is still creating its pods: Initialized is False at its current generation
-    (PodsPending). The pod references come with the next generation, which would leave a
-    BackendSynced written now stale at once: a second write for every gang (#22). Its
-    resources are made now, early; the condition waits for the references."""
-    initialized = podgang.current_condition(labels.INITIALIZED)
-    return initialized is not None and initialized.status == "False"
-
-
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
@@ -128,8 +119,6 @@ class PodGangHandler:
         self.journal = JournalWriter(ctx.js, ctx.subjects)
         # The BackendSynced this backend last wrote to each PodGang, until the store shows it.
         self.said: OwnWrites[ObjectKey, Condition] = OwnWrites()
-        # The generation of each PodGang being filled when this backend made its resources.
-        self.made_early: Recent[ObjectKey, int] = Recent(at_most=4096)
 
     @property
     def durable(self) -> str:
@@ -215,24 +204,20 @@ class PodGangHandler:
             except Exception:
                 metrics.SYNCS.labels(name, "error").inc()
                 raise
-            if isinstance(result, Synced) and _filling(podgang):
-                self.made_early[key] = podgang.metadata.generation
-                metrics.SYNCS.labels(name, "early").inc()
-                return
             await self._report(key, podgang, current, result)
             metrics.SYNCS.labels(name, "synced" if isinstance(result, Synced) else "failed").inc()
 
     def _synced(self, key: ObjectKey, podgang: PodGang, version: str) -> bool:
         """Synced at its generation: as the store shows it (at ``version``), or as this
-        backend's last condition write the store does not show yet says; or, while its pods
-        are being made, its resources made by this backend at this generation."""
-        generation = podgang.metadata.generation
+        backend's last condition write the store does not show yet says."""
         if _synced_at_generation(podgang):
             return True
         said = self.said.unshown(key, version)
-        if said is not None:
-            return said.status == "True" and said.observed_generation == generation
-        return _filling(podgang) and self.made_early.get(key) == generation
+        return (
+            said is not None
+            and said.status == "True"
+            and said.observed_generation == podgang.metadata.generation
+        )
 
     async def _as_desired(self, podgang: PodGang, mirrored: Sequence[ObjectRecord]) -> bool:
         """Whether backend resources as mirrored are what the backend wants them to be, for a
@@ -294,7 +279,6 @@ class PodGangHandler:
                 await self._journaled(podgang)
             return
         self.said.remember(key, written["metadata"]["resourceVersion"], condition)
-        self.made_early.pop(key)
         common = self._common(podgang)
         event: JournalEvent
         if isinstance(result, Synced):
