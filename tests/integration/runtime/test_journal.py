@@ -4,10 +4,13 @@ it is back, each once, never dropped unsaid (they were logged and dropped in a f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
 
 from gangway_contracts import events as ev
 from gangway_contracts.k8s import NamespacedName
@@ -30,9 +33,11 @@ def observed(generation: int) -> ev.PodCliqueSetObserved:
     )
 
 
-async def test_entries_put_while_nats_is_away_are_stored_in_order_once_it_is_back(
+@contextlib.asynccontextmanager
+async def writer_on_own_server(
     subjects: Subjects,
-) -> None:
+) -> AsyncIterator[tuple[NatsServer, JetStreamContext, JournalWriter]]:
+    """A running journal writer on a nats-server of its own, which a test may stop."""
     with NatsServer.start() as server:
         settings = ServiceSettings(nats_url=server.url, subject_prefix=subjects.prefix)
         nc = await bus.connect(settings, "journal-under-test")
@@ -41,21 +46,28 @@ async def test_entries_put_while_nats_is_away_are_stored_in_order_once_it_is_bac
         writer = JournalWriter(js, subjects)
         running = asyncio.create_task(writer.run())
         try:
-            writer.put(observed(1))
-            await eventually(lambda: asyncio.sleep(0, writer.pending), lambda n: n == 0)
-
-            await asyncio.to_thread(server.stop_server)
-            for generation in range(2, 7):
-                writer.put(observed(generation))
-            await asyncio.sleep(2)  # the writer keeps trying meanwhile
-            assert writer.pending == 5
-            await asyncio.to_thread(server.restart)
-
-            await eventually(lambda: asyncio.sleep(0, writer.pending), lambda n: n == 0)
-            stored = await journal.read(js, subjects, "ml", "trainer")
+            yield server, js, writer
         finally:
             await tasks.stop(running)
             await nc.close()
+
+
+async def test_entries_put_while_nats_is_away_are_stored_in_order_once_it_is_back(
+    subjects: Subjects,
+) -> None:
+    async with writer_on_own_server(subjects) as (server, js, writer):
+        writer.put(observed(1))
+        await eventually(lambda: asyncio.sleep(0, writer.pending), lambda n: n == 0)
+
+        await asyncio.to_thread(server.stop_server)
+        for generation in range(2, 7):
+            writer.put(observed(generation))
+        await asyncio.sleep(2)  # the writer keeps trying meanwhile
+        assert writer.pending == 5
+        await asyncio.to_thread(server.restart)
+
+        await eventually(lambda: asyncio.sleep(0, writer.pending), lambda n: n == 0)
+        stored = await journal.read(js, subjects, "ml", "trainer")
     assert [e.generation for e in stored] == [1, 2, 3, 4, 5, 6]  # type: ignore[union-attr]
 
 
@@ -101,24 +113,14 @@ async def test_an_entry_stored_is_waited_for_until_the_stream_holds_it(
 ) -> None:
     """store() returns once the stream holds the entry, not when it is buffered: with the
     server away it waits, and returns once the server is back and the entry stored."""
-    with NatsServer.start() as server:
-        settings = ServiceSettings(nats_url=server.url, subject_prefix=subjects.prefix)
-        nc = await bus.connect(settings, "journal-under-test")
-        js = nc.jetstream()
-        await ensure_streams(js, subjects, settings.streams)
-        writer = JournalWriter(js, subjects)
-        running = asyncio.create_task(writer.run())
-        try:
-            await asyncio.to_thread(server.stop_server)
-            storing = asyncio.create_task(writer.store(observed(1)))
-            await asyncio.sleep(2)
-            assert not storing.done(), "returned with the entry only buffered"
-            await asyncio.to_thread(server.restart)
-            await asyncio.wait_for(storing, 60)
-            stored = await journal.read(js, subjects, "ml", "trainer")
-        finally:
-            await tasks.stop(running)
-            await nc.close()
+    async with writer_on_own_server(subjects) as (server, js, writer):
+        await asyncio.to_thread(server.stop_server)
+        storing = asyncio.create_task(writer.store(observed(1)))
+        await asyncio.sleep(2)
+        assert not storing.done(), "returned with the entry only buffered"
+        await asyncio.to_thread(server.restart)
+        await asyncio.wait_for(storing, 60)
+        stored = await journal.read(js, subjects, "ml", "trainer")
     assert [e.generation for e in stored] == [1]  # type: ignore[union-attr]
 
 
