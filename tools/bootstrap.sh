@@ -8,4 +8,7 @@ if ! command -v uv >/dev/null 2>&1; then
   python3 -m pip install --quiet --user "uv>=0.9" || python3 -m pip install --quiet "uv>=0.9"
   export PATH="$HOME/.local/bin:$PATH"
 fi
-uv sync --quiet --frozen --all-packages
+# Bytecode compiled once here: kubernetes-asyncio's generated models (1 500 modules) would
+# otherwise be compiled again by every process that imports them (PYTHONDONTWRITEBYTECODE),
+# costing each service ~1.5 s and ~35 MiB more at start (bench/RESULTS.md, "Eighth round").
+uv sync --quiet --frozen --all-packages --compile-bytecode

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.api_client import ApiClient
 
-from gangway_runtime.http import HttpError
-from gangway_runtime.kube import Answer, Kube
+from gangway_runtime.kube import ApiSession, Kube
 
 FIELD_MANAGER = "gangway-tests"
 _OBJECT = {200: "object", 201: "object"}
@@ -94,70 +92,7 @@ async def fresh_namespace(api: ApiClient) -> AsyncIterator[str]:
     await core.delete_namespace(name)
 
 
-class _ClientAnswer:
-    """kubernetes_asyncio's aiohttp response as the Kube client's Answer (aiohttp's errors
-    as the ConnectionError the client's own transport raises)."""
-
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
-        self.status = response.status
-        self._response = response
-
-    async def read(self) -> bytes:
-        try:
-            return await self._response.read()
-        except aiohttp.ClientError as exc:
-            raise HttpError(str(exc)) from exc
-        finally:
-            self.close()
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._response.content.iter_any():
-                yield chunk
-        except aiohttp.ClientError as exc:
-            raise HttpError(str(exc)) from exc
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        self._response.release()
-
-
-class ApiClientTransport:
-    """Gangway's Kube over the tests' kubernetes_asyncio ApiClient: the tests keep its
-    typed APIs, and the services' code paths run unchanged beside them."""
-
-    def __init__(self, api: ApiClient) -> None:
-        self.api = api
-
-    async def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Sequence[tuple[str, str]],
-        headers: dict[str, str],
-        body: Any,
-        read_timeout: float | None,
-    ) -> Answer:
-        try:
-            response: aiohttp.ClientResponse = await self.api.call_api(
-                path,
-                method,
-                query_params=list(query),
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=aiohttp.ClientTimeout(total=None, sock_read=read_timeout),
-            )
-        except aiohttp.ClientError as exc:
-            raise HttpError(str(exc)) from exc
-        return _ClientAnswer(response)
-
-    async def close(self) -> None:
-        """The ApiClient is the test's to close."""
-
-
 def kube_of(api: ApiClient) -> Kube:
-    return Kube(ApiClientTransport(api))
+    """Gangway's Kube over the test's ApiClient (the test closes it): the tests keep its
+    typed APIs, and the services' code paths run unchanged beside them."""
+    return Kube(ApiSession(api, owned=False))

@@ -67,7 +67,7 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
             name for doc in _crds(gangway_crds) if (name := await _install_missing(kube, doc))
         ]
         return Found(
-            server=session.credentials.server,
+            server=session.server,
             version=version,
             installed=installed,
             kai=await kube.serves(KAI_PODGROUPS),

@@ -13,8 +13,7 @@ from nats.errors import NoRespondersError
 from nats.js.errors import BadRequestError, ServiceUnavailableError
 
 from gangway_runtime.consumer import KeyQueue, Route, Transient, backoff, jittered, transient
-from gangway_runtime.http import HttpError
-from gangway_runtime.kube import KubeError
+from gangway_runtime.kube import ConnectionLost, KubeError
 
 keys = st.sampled_from(["a", "b", "c"])
 slots = st.sampled_from(["", "x"])
@@ -127,7 +126,7 @@ def test_a_parked_key_waits_for_its_timer_whatever_arrives() -> None:
         (ServiceUnavailableError(), True),
         (BadRequestError(), False),
         (TimeoutError(), True),
-        (HttpError("the server closed the connection"), True),
+        (ConnectionLost("the server closed the connection"), True),
         (Transient("backend not answering"), True),
         (RuntimeError("a bug"), False),
         (KeyError("a bug"), False),

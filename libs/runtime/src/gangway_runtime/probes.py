@@ -1,36 +1,16 @@
-"""/healthz, /readyz and /metrics on one small HTTP server per service.
-
-Three GETs, answered and closed: asyncio's server and httptools' parser, no web framework
-(aiohttp's is 10 MiB of a service's memory, see :mod:`gangway_runtime.http`)."""
+"""/healthz, /readyz and /metrics on one small HTTP server per service (aiohttp's, already
+in every process as kubernetes-asyncio's transport)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Final
 
-import httptools
+from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 TEXT: Final = "text/plain; charset=utf-8"
-REQUEST_AT_MOST: Final = 8 << 10  # a probe's GET is a few hundred bytes
-READ_SECONDS: Final = 10.0
-
-
-class _Request:
-    """httptools' callbacks: the target, and whether the whole request has come."""
-
-    def __init__(self) -> None:
-        self.url = b""
-        self.complete = False
-
-    def on_url(self, url: bytes) -> None:
-        self.url += url
-
-    def on_message_complete(self) -> None:
-        self.complete = True
 
 
 class Probes:
@@ -38,7 +18,7 @@ class Probes:
 
     def __init__(self) -> None:
         self._checks: dict[str, Callable[[], bool]] = {}
-        self._server: asyncio.Server | None = None
+        self._runner: web.AppRunner | None = None
         self.port = 0
 
     def ready_when(self, name: str, check: Callable[[], bool]) -> None:
@@ -62,40 +42,18 @@ class Probes:
             return HTTPStatus.OK, CONTENT_TYPE_LATEST, generate_latest(REGISTRY)
         return HTTPStatus.NOT_FOUND, TEXT, b"not found\n"
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        request = _Request()
-        parser = httptools.HttpRequestParser(request)
-        status, kind, body = HTTPStatus.BAD_REQUEST, TEXT, b"bad request\n"
-        try:
-            async with asyncio.timeout(READ_SECONDS):
-                received = 0
-                while not request.complete and received <= REQUEST_AT_MOST:
-                    data = await reader.read(4096)
-                    if not data:
-                        return
-                    received += len(data)
-                    parser.feed_data(data)
-            if request.complete:
-                path = httptools.parse_url(request.url).path.decode(errors="replace")
-                status, kind, body = self.answer(parser.get_method().decode(), path)
-            head = (
-                f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: {kind}\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-            )
-            writer.write(head.encode() + body)
-            await writer.drain()
-        except (OSError, TimeoutError, httptools.HttpParserError):
-            pass  # a probe that went away or never spoke HTTP: nothing to answer
-        finally:
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
+    async def _serve(self, request: web.Request) -> web.Response:
+        status, kind, body = self.answer(request.method, request.path)
+        return web.Response(status=status, body=body, headers={"Content-Type": kind})
 
     async def start(self, host: str, port: int) -> None:
-        self._server = await asyncio.start_server(self._serve, host, port)
-        self.port = self._server.sockets[0].getsockname()[1]
+        app = web.Application()
+        app.router.add_route("*", "/{path:.*}", self._serve)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, host, port).start()
+        self.port = self._runner.addresses[0][1]  # the one chosen, when asked for port 0
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        if self._runner is not None:
+            await self._runner.cleanup()

@@ -1,6 +1,5 @@
 """``python -m gangway_backend_coscheduling``: the coscheduling backend process."""
 
-import gangway_runtime.lean  # noqa: F401  (first: keeps aiohttp out, see lean.py)
 from gangway_backend_coscheduling.backend import CoschedulingBackend
 from gangway_backendkit.run import run
 from gangway_backendkit.settings import BackendSettings

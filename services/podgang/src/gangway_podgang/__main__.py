@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from functools import partial
 
-import gangway_runtime.lean  # noqa: F401  (first: keeps aiohttp out, see lean.py)
 from gangway_podgang.service import NAME, serve
 from gangway_podgang.settings import PodgangSettings
 from gangway_runtime.service import connections, run

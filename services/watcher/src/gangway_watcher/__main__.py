@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from functools import partial
 
-import gangway_runtime.lean  # noqa: F401  (first: keeps aiohttp out, see lean.py)
 from gangway_contracts.resources import mirrored_resources
 from gangway_runtime.service import connections, run
 from gangway_runtime.settings import load_settings
