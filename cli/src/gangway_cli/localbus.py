@@ -12,11 +12,12 @@ and can change nothing.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
+
+from pydantic import SecretStr
 
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.durables import durables
@@ -28,7 +29,7 @@ from gangway_contracts.permissions import (
 )
 from gangway_localcluster.certs import write_serving_certificate
 from gangway_localcluster.nats import NatsServer
-from gangway_runtime.settings import ConsumerSettings, Secret, ServiceSettings
+from gangway_runtime.settings import ConsumerSettings, ServiceSettings
 from gangway_runtime.streams import set_up
 
 _HOST = "127.0.0.1"
@@ -86,10 +87,11 @@ class LocalBus:
     def as_user(self, settings: Settings, user: str) -> Settings:
         """``settings`` connecting to this bus as ``user``: what :meth:`settings_of` gives a
         service in its environment, as fields."""
-        return dataclasses.replace(
-            settings,
-            nats_url=self.url,
-            nats_user=user,
-            nats_password=Secret(self.passwords[user]),
-            nats_ca=self.ca,
+        return settings.model_copy(
+            update={
+                "nats_url": self.url,
+                "nats_user": user,
+                "nats_password": SecretStr(self.passwords[user]),
+                "nats_ca": self.ca,
+            }
         )

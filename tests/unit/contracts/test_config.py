@@ -133,7 +133,10 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
     (
         "gangScheduling must be a boolean",
         {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": "yes"}}]},
-        ["scheduler.profiles[0].config.gangScheduling: Expected `bool`, got `str`"],
+        [
+            "scheduler.profiles[0].config.gangScheduling: Input should be a valid boolean, "
+            "got a string"
+        ],
     ),
     (
         "a built-in cannot be external",
@@ -177,7 +180,7 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
     (
         "profiles must be a list",
         {"profiles": {"name": "kai-scheduler"}},
-        ["scheduler.profiles: Expected `array`, got `object`"],
+        ["scheduler.profiles: Input should be a valid list, got a mapping"],
     ),
     (
         "every problem is reported, not just the first",
@@ -223,7 +226,8 @@ REJECTED: list[tuple[str, Any, list[str]]] = [
         [
             "scheduler.profiles[0].config.schedulerName: must be a DNS-1123 label: the pods' "
             "schedulerName",
-            "scheduler.profiles[0].config.scheduleTimeoutSeconds: Expected `int` >= 1",
+            "scheduler.profiles[0].config.scheduleTimeoutSeconds: Input should be greater than "
+            "or equal to 1",
             "scheduler.profiles[0].config.permitWaitingTimeSeconds: unknown field",
         ],
     ),

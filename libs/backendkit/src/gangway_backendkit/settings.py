@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from gangway_runtime.settings import ConsumerSettings
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
 class BackendSettings(ConsumerSettings):
     """GANGWAY_WORKERS, GANGWAY_ACK_WAIT_SECONDS…: see ConsumerSettings."""

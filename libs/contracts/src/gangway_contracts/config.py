@@ -1,4 +1,4 @@
-"""The ``scheduler`` section of the operator configuration (GREP-375), read with msgspec.
+"""The ``scheduler`` section of the operator configuration (GREP-375), read with pydantic.
 
     scheduler:
       profiles:
@@ -31,17 +31,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Final, Literal, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeVar
 
 import msgspec
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
 
-from gangway_contracts.errors import FieldError, FieldErrors, field_path
+from gangway_contracts.errors import FieldError, FieldErrors, field_path, pydantic_errors
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import is_dns_label, is_dns_subdomain
-from gangway_contracts.typed import Check, convert
 
 M = TypeVar("M", bound="BackendConfig")
+W = TypeVar("W", bound=BaseModel)
 
 KAI_SCHEDULER: Final = "kai-scheduler"
 COSCHEDULING: Final = "coscheduling"
@@ -63,45 +65,48 @@ RESOURCE_REF: Final = re.compile(
 )
 
 
-class BackendConfig(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+class BackendConfig(BaseModel):
     """A built-in backend's ``config``: camelCase keys, unknown ones refused, read strictly
     (a quoted "false" is a mistake to report, not a string to coerce)."""
 
-    # A field's name → what is wrong with a value of it (None: nothing); see typed.convert.
-    CHECKS: ClassVar[dict[str, Check]] = {}
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True
+    )
 
 
-class KubeSchedulerConfig(BackendConfig, frozen=True):
+class KubeSchedulerConfig(BackendConfig):
     """default-scheduler: with gangScheduling, PodGangs become Workload API objects."""
 
     gang_scheduling: bool = False
 
 
-class KaiSchedulerConfig(BackendConfig, frozen=True):
+class KaiSchedulerConfig(BackendConfig):
     """kai-scheduler: no options yet; the type exists so unknown keys are caught."""
 
 
-def _scheduler_name(value: str) -> str | None:
-    return None if is_dns_label(value) else "must be a DNS-1123 label: the pods' schedulerName"
-
-
-class NamedSchedulerConfig(BackendConfig, frozen=True):
+class NamedSchedulerConfig(BackendConfig):
     """A backend whose scheduler runs beside the default one under a name of its own."""
 
-    CHECKS: ClassVar[dict[str, Check]] = {"scheduler_name": _scheduler_name}
     # The scheduler (profile) its pods are handed to.
     scheduler_name: str
 
+    @field_validator("scheduler_name")
+    @classmethod
+    def _scheduler_name(cls, value: str) -> str:
+        if not is_dns_label(value):
+            raise ValueError("must be a DNS-1123 label: the pods' schedulerName")
+        return value
 
-class SecondSchedulerConfig(NamedSchedulerConfig, frozen=True):
+
+class SecondSchedulerConfig(NamedSchedulerConfig):
     """A second scheduler that holds a gang's first pods for a while waiting for the rest."""
 
     # How long a gang's first placed pods wait for the rest before all are released and
     # retried; unset: the scheduler's own default.
-    schedule_timeout_seconds: Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)] | None = None
+    schedule_timeout_seconds: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
 
 
-class CoschedulingConfig(SecondSchedulerConfig, frozen=True):
+class CoschedulingConfig(SecondSchedulerConfig):
     """coscheduling: scheduler-plugins' Coscheduling plugin; one PodGroup per PodGang. Its
     timeout default is the plugin's permitWaitingTimeSeconds (60 s)."""
 
@@ -109,7 +114,7 @@ class CoschedulingConfig(SecondSchedulerConfig, frozen=True):
     scheduler_name: str = "scheduler-plugins-scheduler"
 
 
-class KoordinatorConfig(SecondSchedulerConfig, frozen=True):
+class KoordinatorConfig(SecondSchedulerConfig):
     """koordinator: Koordinator's koord-scheduler; one gang per podgroup, the PodGang's gangs
     one GangGroup. Its timeout default is the plugin's defaultTimeout (600 s)."""
 
@@ -122,24 +127,21 @@ class KoordinatorConfig(SecondSchedulerConfig, frozen=True):
     match_policy: Literal["once-satisfied", "only-waiting", "waiting-and-running"] | None = None
 
 
-def _queue_name(value: str) -> str | None:
-    if is_dns_subdomain(value):
-        return None
-    return "must be a DNS-1123 subdomain: the name of a Volcano Queue"
-
-
-class VolcanoConfig(NamedSchedulerConfig, frozen=True):
+class VolcanoConfig(NamedSchedulerConfig):
     """volcano: Volcano's vc-scheduler; one PodGroup per PodGang, in a queue. It holds no
     placed pod waiting (a gang binds whole in one session), so there is no timeout."""
 
-    CHECKS: ClassVar[dict[str, Check]] = {
-        **NamedSchedulerConfig.CHECKS,
-        "default_queue": _queue_name,
-    }
     scheduler_name: str = "volcano"
     # The queue of a PodCliqueSet that names none: Volcano's own default, which its scheduler
     # creates at start.
     default_queue: str = "default"
+
+    @field_validator("default_queue")
+    @classmethod
+    def _queue_name(cls, value: str) -> str:
+        if not is_dns_subdomain(value):
+            raise ValueError("must be a DNS-1123 subdomain: the name of a Volcano Queue")
+        return value
 
 
 # Profile names Grove's operator configuration takes that Gangway provides no backend for.
@@ -154,7 +156,15 @@ BUILTIN_CONFIG: Final[dict[str, type[BackendConfig]]] = {
 }
 
 
-class _Profile(msgspec.Struct, forbid_unknown_fields=True):
+class _Written(BaseModel):
+    """Configuration as a person wrote it: unknown keys refused, values read strictly."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class _Profile(_Written):
     """A profile as written; the rules that span profiles are checked afterwards."""
 
     name: str
@@ -165,9 +175,17 @@ class _Profile(msgspec.Struct, forbid_unknown_fields=True):
     resources: list[str] = []
 
 
-class _SchedulerSection(msgspec.Struct, rename="camel"):
+class _SchedulerSection(_Written):
     profiles: list[_Profile] = []
     default_profile_name: str | None = None
+
+
+def _read(kind: type[W], data: Any, *at: str | int) -> W:
+    """``data`` as a ``kind``; FieldErrors naming every field at fault under ``at``."""
+    try:
+        return kind.model_validate(data)
+    except ValidationError as exc:
+        raise FieldErrors(pydantic_errors(exc, *at)) from None
 
 
 @dataclass(frozen=True)
@@ -331,7 +349,7 @@ def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
         reason = f'"{p.name}" is a built-in backend: its resources are known'
         return [FieldError(field=field_path(*at, "resources"), reason=reason)]
     try:
-        config = convert(p.config or {}, BUILTIN_CONFIG[name], at=(*at, "config"))
+        config = _read(BUILTIN_CONFIG[name], p.config or {}, *at, "config")
     except FieldErrors as exc:
         return list(exc.errors)
     return Profile(name=name, config=config)
@@ -392,7 +410,7 @@ def _scheduler_name_clashes(
 
 def parse_scheduler_config(section: Any) -> SchedulerConfig:
     """Validate the ``scheduler`` section; raise FieldErrors listing every problem."""
-    raw = convert({} if section is None else section, _SchedulerSection, at=("scheduler",))
+    raw = _read(_SchedulerSection, {} if section is None else section, "scheduler")
 
     errors: list[FieldError] = []
     profiles: dict[str, Profile] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import msgspec
+import pydantic
 
 from gangway_contracts.k8s import is_dns_label
 
@@ -60,6 +61,33 @@ def validation_error(exc: msgspec.ValidationError) -> FieldError:
     if not reason:
         return FieldError(field="", reason=message)
     return FieldError(field=where.rstrip("`").removeprefix("$.").removeprefix("$"), reason=reason)
+
+
+def pydantic_errors(exc: pydantic.ValidationError, *at: str | int) -> list[FieldError]:
+    """pydantic's errors of human-written configuration, each under ``at``: its location as a
+    field path (as written: camelCase where the model reads aliases), its reason in words."""
+    found = []
+    for error in exc.errors(include_url=False):
+        cause = (error.get("ctx") or {}).get("error")
+        if error["type"] == "missing":
+            reason = "required"
+        elif error["type"] == "extra_forbidden":
+            reason = "unknown field"
+        elif error["type"] in ("value_error", "assertion_error") and cause is not None:
+            reason = str(cause)  # our validator's own words, without pydantic's prefix
+        elif error["type"].endswith("_type"):  # the wrong kind of value: say which it was
+            reason = f"{error['msg']}, got {_kind(error['input'])}"
+        else:
+            reason = error["msg"]
+        found.append(FieldError(field=field_path(*at, *error["loc"]), reason=reason))
+    return found
+
+
+def _kind(value: object) -> str:
+    """A value's kind as YAML and JSON name it."""
+    names = {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}
+    names |= {dict: "a mapping", list: "a list", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 class FieldErrors(Exception):

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Literal
 
-from msgspec import Meta
+from pydantic import Field
 
 from gangway_runtime.settings import LimitSettings, Port, Seconds
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
 class AdmissionSettings(LimitSettings):
     webhook_host: str = "0.0.0.0"
     webhook_port: Port = 8443
@@ -30,4 +28,4 @@ class AdmissionSettings(LimitSettings):
     failure_policy: Literal["Fail", "Ignore"] = "Fail"
     # Bodies above this are refused (413) before they are read: an AdmissionReview holds
     # the object and, on update, its old version; etcd stores at most 1.5 MiB of each.
-    max_request_bytes: Annotated[int, Meta(ge=64 << 10)] = 4 << 20
+    max_request_bytes: Annotated[int, Field(ge=64 << 10)] = 4 << 20

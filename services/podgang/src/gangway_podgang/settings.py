@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from gangway_runtime.settings import ConsumerSettings, LimitSettings, Positive, Seconds
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
 class PodgangSettings(LimitSettings, ConsumerSettings):
     # API writes in flight at once across all PodCliqueSets (pod creates, gate lifts…).
     write_concurrency: Positive = 32

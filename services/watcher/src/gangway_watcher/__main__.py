@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 
 from gangway_contracts.resources import mirrored_resources
@@ -18,7 +17,7 @@ async def main(settings: WatcherSettings) -> None:
     resources = mirrored_resources(settings.scheduler_config())
     # Each watch holds a connection for as long as it lasts: room for them beside the lists.
     pool = settings.api_connections + len(resources)
-    settings = dataclasses.replace(settings, api_connections=pool)
+    settings = settings.model_copy(update={"api_connections": pool})
     async with connections(settings.subjects.service_name(NAME), settings) as conn:
         watcher = Watcher(conn.kube, conn.js, settings.subjects, resources, settings)
         conn.probes.ready_when("synced", watcher.ready)

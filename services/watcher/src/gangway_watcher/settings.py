@@ -6,12 +6,9 @@ mirrored: those of its enabled backends.
 
 from __future__ import annotations
 
-import dataclasses
-
 from gangway_runtime.settings import Positive, Seconds, ServiceSettings
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
 class WatcherSettings(ServiceSettings):
     resync_seconds: Seconds = 600.0
     watch_timeout_seconds: Positive = 300
