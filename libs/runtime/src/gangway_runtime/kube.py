@@ -210,6 +210,8 @@ class ApiSession:
             if isinstance(exc, OSError | TimeoutError):  # refused, unreachable, timed out
                 raise
             raise ConnectionLost(f"the API server did not answer: {exc}") from exc
+        except ConfigException as exc:  # renewing the credentials failed: retried later
+            raise KubeconfigError(f"credentials could not be renewed: {_why(exc)}") from exc
         return Answer(response)
 
     async def close(self) -> None:
