@@ -41,6 +41,7 @@ from gangway_contracts.permissions import (
 from gangway_contracts.rpc import ValidateRequest
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.nats import NatsServer
+from gangway_runtime.backends import BackendClient
 from gangway_runtime.service import wait_for_streams
 from gangway_runtime.settings import ConsumerSettings, ServiceSettings
 from gangway_runtime.streams import provision
@@ -136,7 +137,7 @@ async def test_every_service_works_under_its_own_user(
         )
         # Admission asks the backend to validate, and journals.
         pcs = from_object(workload(namespace, "trainer"), PodCliqueSet)
-        ask = NatsBackends(admission, subjects, timeout=5)
+        ask = NatsBackends(BackendClient(admission, subjects, timeout=5))
         reply = await ask(NAME, ValidateRequest(operation="CREATE", podcliqueset=pcs))
         assert reply.allowed
         await admission.jetstream().publish(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gangway_admission.verdict import BackendUnavailable, Policy, Reason, evaluate
+from gangway_admission.verdict import Policy, Reason, evaluate
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.limits import Limits
 from gangway_contracts.rpc import UnsupportedFeature, ValidateReply, ValidateRequest
+from gangway_runtime.backends import BackendUnavailable
 from tests.support.manifests import fixture
 
 CONFIG = parse_scheduler_config({"profiles": [{"name": "kai-scheduler"}]})

@@ -23,6 +23,7 @@ from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_runtime import tasks
+from gangway_runtime.backends import BackendClient
 from gangway_runtime.journal import JournalWriter
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 
@@ -78,7 +79,7 @@ async def listening(
     rejections = JournalWriter(js, subjects)
     webhook = Webhook(
         config,
-        NatsBackends(nc, subjects, settings.backend_timeout_seconds),
+        NatsBackends(BackendClient(nc, subjects, settings.backend_timeout_seconds)),
         partial(topology_levels, kube),
         rejections.append,
         policy=Policy(fail_open=settings.failure_policy == "Ignore", limits=settings.limits),

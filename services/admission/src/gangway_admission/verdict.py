@@ -18,6 +18,7 @@ from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError, FieldErrors
 from gangway_contracts.limits import Limits
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
+from gangway_runtime.backends import BackendUnavailable
 
 
 class Reason(StrEnum):
@@ -34,15 +35,6 @@ class Reason(StrEnum):
     BACKEND_UNAVAILABLE = "BackendUnavailable"
     TIMEOUT = "ReviewTimeout"
     ERROR = "InternalError"
-
-
-class BackendUnavailable(Exception):
-    """The backend did not answer (no responder, timeout, garbled reply)."""
-
-    def __init__(self, backend: str, why: str) -> None:
-        self.backend = backend
-        self.why = why
-        super().__init__(f'scheduler backend "{backend}" {why}')
 
 
 # How a backend is asked: over NATS in the webhook, in-process offline.

@@ -17,32 +17,24 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
 
-import msgspec
-from nats.aio.client import Client as NatsClient
-from nats.errors import NoRespondersError
 from opentelemetry import trace
 
 from gangway_contracts import events, labels
-from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_contracts.k8s import Condition, NamespacedName, find_condition
 from gangway_contracts.limits import Limits, over_limits
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
-from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_contracts.subjects import Subjects
 from gangway_podgang import metrics, progress
 from gangway_podgang.decide import Decision, Observed, decide
 from gangway_podgang.plan import Plan, plan_podgangs
 from gangway_podgang.readmodel import ReadModel, Workload, WorkloadKey
 from gangway_podgang.report import Reporter
-from gangway_podgang.writes import (
-    Actuator,
-    BackendUnavailable,
-    Expectation,
-    PrepareFailed,
-)
+from gangway_podgang.writes import Actuator, Expectation
 from gangway_runtime import tasks, tracing
+from gangway_runtime.backends import BackendClient, BackendUnavailable, PrepareFailed
 from gangway_runtime.kube import Kube, KubeError
 from gangway_runtime.objects import Recent, newer_or_same
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
@@ -110,13 +102,11 @@ class Reconciler:
         model: ReadModel,
         actuator: Actuator,
         reporter: Reporter,
-        nc: NatsClient,
         config: SchedulerConfig,
         *,
         max_rounds: int,
         wait_seconds: float,
         gangs_in_flight: int = 64,
-        request_timeout: float,
         limits: Limits | None = None,
     ) -> None:
         self.model = model
@@ -124,12 +114,11 @@ class Reconciler:
         self.reporter = reporter
         self.kube: Kube = actuator.kube
         self.subjects: Subjects = actuator.subjects
-        self.nc = nc
+        self.backends: BackendClient = actuator.backends
         self.config = config
         self.max_rounds = max_rounds
         self.gangs_in_flight = gangs_in_flight
         self.wait_seconds = wait_seconds
-        self.request_timeout = request_timeout
         self.limits = limits or Limits()
         # PodCliqueSets the store holds and the API server does not (``_owner_missing``).
         # In memory and bounded: after a restart, or once forgotten, the first status write
@@ -573,13 +562,11 @@ class Reconciler:
         judged = find_condition(status.conditions if status else [], progress.FEATURES_SUPPORTED)
         if judged is not None and judged.observed_generation == generation:
             return None
-        subject = self.subjects.backend(step.backend, BackendOperation.VALIDATE)
         request = ValidateRequest(operation="UPDATE", podcliqueset=step.pcs)
         try:
-            reply = await self.nc.request(subject, to_json(request), timeout=self.request_timeout)
-            verdict = msgspec.json.decode(reply.data, type=ValidateReply)
-        except (NoRespondersError, TimeoutError, *MALFORMED) as exc:
-            log.info("%s/%s: no feature verdict from %s: %s", *key, step.backend, exc)
+            verdict = await self.backends.validate(step.backend, request)
+        except BackendUnavailable as exc:
+            log.info("%s/%s: no feature verdict: %s", *key, exc)
             return None
         return self._verdict(step, verdict)
 

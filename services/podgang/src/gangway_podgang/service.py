@@ -16,6 +16,7 @@ from gangway_podgang.report import Reporter
 from gangway_podgang.settings import PodgangSettings
 from gangway_podgang.writes import Actuator
 from gangway_runtime import tasks
+from gangway_runtime.backends import BackendClient
 from gangway_runtime.journal import JournalWriter
 from gangway_runtime.kube import Kube
 
@@ -40,25 +41,23 @@ async def serve(
     model = ReadModel(js, subjects)
     journal = JournalWriter(js, subjects)
     reporter = Reporter(kube, journal, service)
+    backends = BackendClient(nc, subjects, settings.request_timeout_seconds)
     actuator = Actuator(
         kube,
-        nc,
+        backends,
         subjects,
         reporter,
         write_concurrency=settings.write_concurrency,
-        request_timeout=settings.request_timeout_seconds,
         after_write=after_write,
     )
     reconciler = Reconciler(
         model,
         actuator,
         reporter,
-        nc,
         config,
         max_rounds=settings.max_rounds,
         gangs_in_flight=settings.gangs_in_flight,
         wait_seconds=settings.read_model_timeout_seconds,
-        request_timeout=settings.request_timeout_seconds,
         limits=settings.limits,
     )
     handler = PodgangHandler(

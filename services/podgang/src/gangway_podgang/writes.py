@@ -18,15 +18,12 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 import msgspec
-from nats.aio.client import Client as NatsClient
-from nats.errors import NoRespondersError
 
 from gangway_contracts import events, labels
-from gangway_contracts.codec import MALFORMED, from_object, to_json, to_object
+from gangway_contracts.codec import from_object, to_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec
 from gangway_contracts.k8s import Condition
-from gangway_contracts.rpc import PodsPrepared, PreparePodsReply, PreparePodsRequest
-from gangway_contracts.subjects import TRACEPARENT_HEADER, BackendOperation, Kind, Subjects
+from gangway_contracts.subjects import TRACEPARENT_HEADER, Kind, Subjects
 from gangway_podgang import metrics
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import Decision, Placement, PodsToCreate, phase_now
@@ -35,7 +32,7 @@ from gangway_podgang.plan import PlannedGang
 from gangway_podgang.readmodel import Workload
 from gangway_podgang.report import Reporter
 from gangway_runtime import tracing
-from gangway_runtime.consumer import Transient
+from gangway_runtime.backends import BackendClient
 from gangway_runtime.kube import Kube, KubeError
 from gangway_runtime.objects import Recent, newer_or_same
 from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition, test_failed
@@ -43,31 +40,12 @@ from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition, t
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-# The micro framework's header on an error reply (nats.micro).
-_SERVICE_ERROR = "Nats-Service-Error"
 # Our gate off a pod, and only ours: a strategic-merge delete of that one entry.
 UNGATE: Final = {
     "spec": {
         "schedulingGates": [{"$patch": "delete", "name": labels.PODGANG_PENDING_CREATION_GATE}]
     }
 }
-
-
-class BackendUnavailable(Transient):
-    """The backend did not answer a request: nothing was created; retried with backoff."""
-
-    def __init__(self, backend: str, why: str) -> None:
-        self.backend = backend
-        super().__init__(f"backend {backend} is not answering prepare-pods: {why}")
-
-
-class PrepareFailed(Transient):
-    """The backend answered, but refused or botched the pods: retried with backoff."""
-
-    def __init__(self, backend: str, reason: str, message: str) -> None:
-        self.backend = backend
-        self.reason = reason
-        super().__init__(f"backend {backend} could not prepare the pods: {reason}: {message}")
 
 
 @dataclass(frozen=True)
@@ -137,19 +115,17 @@ class Actuator:
     def __init__(
         self,
         kube: Kube,
-        nc: NatsClient,
+        backends: BackendClient,
         subjects: Subjects,
         reporter: Reporter,
         *,
         write_concurrency: int,
-        request_timeout: float,
         after_write: Callable[[str], None] | None = None,
     ) -> None:
         self.kube = kube
-        self.nc = nc
+        self.backends = backends
         self.subjects = subjects
         self.reporter = reporter
-        self.request_timeout = request_timeout
         self._slots = asyncio.Semaphore(write_concurrency)
         # A gang's gates come off together, outside the per-write bound (a half-ungated gang
         # makes the scheduler try it, fail and report "waiting for minCount"); this bounds
@@ -312,7 +288,7 @@ class Actuator:
         manifests = [
             _traced(pod_manifest(gang, group, index, pcs, uid)) for group, index in batch.pods
         ]
-        prepared = await self._prepare(backend, batch.podgang, manifests)
+        prepared = await self.backends.prepare_pods(backend, batch.podgang, manifests)
         path = PODS.path(pcs.metadata.namespace)
         created = await asyncio.gather(
             *[
@@ -329,36 +305,6 @@ class Actuator:
             Expectation(Kind.POD, name, _version(written))
             for name, written in zip(names, created, strict=True)
         ]
-
-    async def _prepare(
-        self, backend: str, podgang: PodGang, pods: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
-        """One prepare-pods request per PodGang (split only when it would exceed the
-        server's maximum payload); the answer is checked, never trusted blindly."""
-        subject = self.subjects.backend(backend, BackendOperation.PREPARE_PODS)
-        headers: dict[str, str] = {}
-        tracing.inject(headers)
-        prepared: list[dict[str, Any]] = []
-        for chunk in _chunks(podgang, pods, int(self.nc.max_payload * 0.8)):
-            request = PreparePodsRequest(podgang=podgang, pods=chunk)
-            try:
-                reply = await self.nc.request(
-                    subject, to_json(request), timeout=self.request_timeout, headers=headers
-                )
-            except (NoRespondersError, TimeoutError) as exc:
-                raise BackendUnavailable(backend, type(exc).__name__) from exc
-            if reply.headers and _SERVICE_ERROR in reply.headers:
-                raise PrepareFailed(backend, "BackendError", reply.headers[_SERVICE_ERROR])
-            try:
-                answer = msgspec.json.decode(reply.data, type=PreparePodsReply)
-            except MALFORMED as exc:
-                raise PrepareFailed(backend, "InvalidReply", str(exc)) from exc
-            if not isinstance(answer, PodsPrepared):
-                details = "; ".join(map(str, answer.errors))
-                message = f"{answer.message} ({details})" if details else answer.message
-                raise PrepareFailed(backend, answer.reason, message)
-            prepared += _checked(backend, chunk, answer.pods)
-        return prepared
 
     async def _set_placement(
         self, pcs: PodCliqueSet, live: PodGang, placement: Placement
@@ -437,30 +383,3 @@ def _newer_than(version: str) -> str:
 
 def _version(obj: dict[str, Any] | None) -> str:
     return str((obj or {}).get("metadata", {}).get("resourceVersion", ""))
-
-
-def _chunks(podgang: PodGang, pods: list[dict[str, Any]], limit: int) -> list[list[dict[str, Any]]]:
-    """Pods split so that each request stays under ``limit`` bytes (one chunk if it fits)."""
-    size = len(to_json(PreparePodsRequest(podgang=podgang, pods=pods)))
-    parts = max(1, -(-size // max(limit, 1)))
-    step = max(1, -(-len(pods) // parts))
-    return [pods[i : i + step] for i in range(0, len(pods), step)]
-
-
-def _checked(
-    backend: str, asked: list[dict[str, Any]], answered: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The backend's pods, refused unless they are the pods asked about, in order; our gate
-    is put back if the backend dropped it (a pod is never created ungated)."""
-    if [p.get("metadata", {}).get("name") for p in answered] != [
-        p["metadata"]["name"] for p in asked
-    ]:
-        raise PrepareFailed(backend, "InvalidReply", "prepared pods differ from those asked")
-    gate = {"name": labels.PODGANG_PENDING_CREATION_GATE}
-    for pod in answered:
-        spec = pod.setdefault("spec", {})
-        gates = spec.setdefault("schedulingGates", [])
-        if gate not in gates:
-            gates.append(gate)
-        pod["metadata"]["namespace"] = asked[0]["metadata"]["namespace"]
-    return answered
