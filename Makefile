@@ -17,6 +17,7 @@ test: bootstrap lint typecheck
 lint:
 	uv run --frozen ruff check .
 	uv run --frozen ruff format --check .
+	uv run --frozen lint-imports
 
 typecheck:
 	uv run --frozen mypy
