@@ -251,6 +251,13 @@ class ReadModel:
         """The model's own entry, not a copy: for quick checks that do not await."""
         return self._workloads.get(key)
 
+    def podcliqueset(self, key: WorkloadKey, uid: str) -> PodCliqueSet | None:
+        """The PodCliqueSet of this uid as the model holds it now; None when it holds none,
+        or another of the same name."""
+        found = self._workloads.get(key)
+        pcs = found.podcliqueset if found else None
+        return pcs if pcs is not None and pcs.metadata.uid == uid else None
+
     def binding(self, name: str | None) -> ClusterTopologyBinding | None:
         return self._bindings.get(name) if name else None
 

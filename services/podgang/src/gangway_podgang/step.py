@@ -1,0 +1,42 @@
+"""One decision and everything it was made from: what the reconcile's rooms hand each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
+from gangway_podgang.decide import Decision
+from gangway_podgang.plan import Plan
+from gangway_podgang.readmodel import Workload
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decision and everything it was made from."""
+
+    pcs: PodCliqueSet
+    workload: Workload
+    backend: str = ""
+    plan: Plan = field(default_factory=lambda: Plan(gangs=()))
+    decision: Decision = field(default_factory=Decision)
+    unresolved: str = ""  # why no backend could be chosen (the cliques' schedulerName)
+    too_large: str = ""  # why nothing is planned: more gangs or pods than one may make
+    refused: str = ""  # the API server refused what this PodCliqueSet makes, and why
+    by_grove: bool = False  # Grove's operator drives it: nothing decided, left alone
+    binding: ClusterTopologyBinding | None = None  # the topology the plan was made with
+
+    def same_spec(self, pcs: PodCliqueSet, binding: ClusterTopologyBinding | None) -> bool:
+        """The plan this step holds is still this PodCliqueSet's: same object, same spec
+        generation, same topology binding."""
+        was = self.pcs.metadata
+        now = pcs.metadata
+        return (was.uid, was.generation) == (now.uid, now.generation) and self.binding is binding
+
+
+class Refused(Exception):
+    """The API server found invalid what podgang made from the spec (422): no retry helps
+    until the PodCliqueSet changes; said on it instead."""
+
+
+class Phantom(Exception):
+    """What podgang writes does not stay: the PodCliqueSet is not on the API server."""
