@@ -24,9 +24,11 @@ from gangway_podgang.decide import (
     Placement,
     condition_true_now,
     decide,
+    gates_held_by,
     initialized_status,
     outdated,
     scheduled,
+    stray_pods,
 )
 from gangway_podgang.manifests import podgang_spec
 from gangway_podgang.plan import PlannedGang, plan_podgangs
@@ -369,3 +371,58 @@ def test_per_gang_parts_come_in_plan_order_gangs_no_longer_planned_first() -> No
     assert [gang for gang, _ in parts] == ["pcs-2", "pcs-0"]
     assert parts[0][1].delete_podgangs == ("pcs-2",)
     assert [b.gang.name for b in parts[1][1].create_pods] == ["pcs-0"]
+
+
+SCALED: dict[str, Any] = {
+    "metadata": {"name": "pcs", "namespace": "ns"},
+    "spec": {
+        "replicas": 1,
+        "template": {
+            "cliques": [{"name": "w", "spec": {"replicas": 1}}],
+            "podCliqueScalingGroups": [
+                {"name": "sg", "cliqueNames": ["w"], "replicas": 2, "minAvailable": 1}
+            ],
+        },
+    },
+}
+
+
+def test_gates_stay_on_for_each_reason_of_the_rule_book() -> None:
+    """One rule, one reason: the backend, the base gang, a roll; then off."""
+    gangs = plan_of(SCALED)
+    base, scaled_gang = gangs[0], gangs[1]
+    assert (base.is_base, scaled_gang.is_base) == (True, False)
+    cluster = Cluster(gangs)
+    for gang in gangs:
+        cluster.create_podgang(gang)
+        for _, _, pod in gang.pods:
+            cluster.create_pod(pod, gang.name)
+    planned = {g.name: g for g in gangs}
+    live = cluster.podgangs[scaled_gang.name]
+    pods = cluster.observed().pods
+    assert gates_held_by(scaled_gang, live, planned, pods, ()) == (
+        "its backend has not synced this generation"
+    )
+    synced = with_condition(live, labels.BACKEND_SYNCED, True)
+    assert gates_held_by(scaled_gang, synced, planned, pods, ()) == (
+        "its base gang is not scheduled"
+    )
+    for _, _, pod in base.pods:
+        cluster.pods[pod] = replace(cluster.pods[pod], node_name="node-1")
+    pods = cluster.observed().pods
+    assert gates_held_by(scaled_gang, synced, planned, pods, {base.name}) == "it is being replaced"
+    assert gates_held_by(scaled_gang, synced, planned, pods, ()) is None
+
+
+def test_pods_a_podgang_no_longer_plans_are_its_strays() -> None:
+    gangs = plan_of(SCALED)
+    cluster = Cluster(gangs)
+    base = gangs[0]
+    cluster.create_podgang(base)
+    for _, _, pod in base.pods:
+        cluster.create_pod(pod, base.name)
+    extra = replace(cluster.pods[base.pods[0][2]], name="pcs-0-w-9")
+    live = cluster.podgangs[base.name]
+    assert stray_pods(base, live, [*cluster.pods.values(), extra]) == ("pcs-0-w-9",)
+    foreign = replace(extra, controller_uid="someone-else")
+    assert stray_pods(base, live, [foreign]) == ()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from gangway_contracts import labels
@@ -278,9 +278,35 @@ def decide(
         by_gang.setdefault(pod.gang, []).append(pod)
     if focus is not None:
         gangs = tuple(g for g in gangs if g.name in focus)
+    rolled = _to_roll(gangs, observed, by_gang) if rolling and focus is None else []
+    # A gang being replaced, and a scaled gang whose base is, is not lifted in the same
+    # round: the deletes may land and the lift not, or the lift first.
+    deleted = set(rolled)
+    replaced = {g.name for g in gangs if deleted and any(pod in deleted for _, _, pod in g.pods)}
+    rules = GangRules(namespace, priority_class, observed, planned, replaced)
+    per_gang = [
+        rules.writes(gang, live, by_gang.get(gang.name, []))
+        for gang in gangs
+        if (live := observed.podgangs.get(gang.name)) is not None
+        and not live.metadata.deletion_timestamp
+    ]
+    return Decision(
+        create_podgangs=tuple(g for g in gangs if g.name not in observed.podgangs),
+        delete_podgangs=_podgangs_to_delete(observed, planned, owner_uid) if focus is None else (),
+        update_specs=tuple(w for d in per_gang for w in d.update_specs),
+        create_pods=tuple(w for d in per_gang for w in d.create_pods),
+        delete_pods=(*(w for d in per_gang for w in d.delete_pods), *rolled),
+        set_initialized=tuple(w for d in per_gang for w in d.set_initialized),
+        lift_gates=tuple(w for d in per_gang for w in d.lift_gates),
+        set_placement=tuple(w for d in per_gang for w in d.set_placement),
+    )
 
-    create_podgangs = tuple(g for g in gangs if g.name not in observed.podgangs)
-    delete_podgangs = tuple(
+
+def _podgangs_to_delete(
+    observed: Observed, planned: Mapping[str, PlannedGang], owner_uid: str
+) -> tuple[str, ...]:
+    """PodGangs no longer planned (a scale-down), of those the PodCliqueSet controls."""
+    return tuple(
         sorted(
             name
             for name, live in observed.podgangs.items()
@@ -288,68 +314,78 @@ def decide(
             and not live.metadata.deletion_timestamp
             and controlled_by(live.metadata, owner_uid)
         )
-        if focus is None
-        else ()
     )
-    update_specs: list[tuple[PodGang, PodGangSpec]] = []
-    create_pods: list[PodsToCreate] = []
-    delete_pods: list[str] = []
-    set_initialized: list[tuple[PodGang, bool]] = []
-    lift_gates: list[PodRecord] = []
-    set_placement: list[tuple[PodGang, Placement]] = []
-    rolled = _to_roll(gangs, observed, by_gang) if rolling and focus is None else []
-    # A gang being replaced, and a scaled gang whose base is, is not lifted in the same
-    # round: the deletes may land and the lift not, or the lift first.
-    deleted = set(rolled)
-    replaced = {g.name for g in gangs if deleted and any(pod in deleted for _, _, pod in g.pods)}
 
-    for gang in gangs:
-        live = observed.podgangs.get(gang.name)
-        if live is None or live.metadata.deletion_timestamp:
-            continue
-        expected = {pod for _, _, pod in gang.pods}
-        missing = tuple((g, i) for g, i, pod in gang.pods if pod not in observed.pods)
-        if missing:
-            create_pods.append(PodsToCreate(gang=gang, podgang=live, pods=missing))
-        delete_pods += sorted(
-            p.name
-            for p in by_gang.get(gang.name, [])
-            if p.name not in expected and p.controller_uid == live.metadata.uid
+
+@dataclass(frozen=True)
+class GangRules:
+    """GREP-375's order for one gang whose PodGang exists, a rule at a time: its missing
+    pods and the pods it no longer has; then its spec; then its Initialized condition; then
+    (all its pods there) its placement and its gates."""
+
+    namespace: str
+    priority_class: str | None
+    observed: Observed
+    planned: Mapping[str, PlannedGang]
+    replaced: Collection[str]  # gangs whose pods this decision deletes (a roll)
+
+    def writes(self, gang: PlannedGang, live: PodGang, pods_of_gang: list[PodRecord]) -> Decision:
+        pods = self.observed.pods
+        missing = tuple((g, i) for g, i, pod in gang.pods if pod not in pods)
+        first = Decision(
+            create_pods=(PodsToCreate(gang=gang, podgang=live, pods=missing),) if missing else (),
+            delete_pods=stray_pods(gang, live, pods_of_gang),
         )
-        refs = _references(gang, live, observed.pods, namespace)
-        spec = podgang_spec(gang, namespace, priority_class, refs)
+        refs = _references(gang, live, pods, self.namespace)
+        spec = podgang_spec(gang, self.namespace, self.priority_class, refs)
         if spec != live.spec:
-            update_specs.append((live, spec))
-            continue  # the status follows the spec it describes, on the next round
+            # The status follows the spec it describes, on the next round.
+            return replace(first, update_specs=((live, spec),))
         complete = not missing
         if initialized_status(live) != complete:
-            set_initialized.append((live, complete))
-            continue
+            return replace(first, set_initialized=((live, complete),))
         if not complete:
-            continue
-        placement = placement_of(gang, observed.pods)
-        if placement.to_write(live):
-            set_placement.append((live, placement))
-        if not condition_true_now(live, labels.BACKEND_SYNCED):
-            continue
-        base = planned.get(gang.base)
-        if not gang.is_base and (base is None or not scheduled(base, observed.pods)):
-            continue  # extra capacity waits for the gang that can run at all
-        if gang.name in replaced or gang.base in replaced:
-            continue
-        lift_gates += [
-            observed.pods[pod]
-            for _, _, pod in gang.pods
-            if observed.pods[pod].is_gated(labels.PODGANG_PENDING_CREATION_GATE)
-        ]
-    delete_pods += rolled
-    return Decision(
-        create_podgangs=create_podgangs,
-        delete_podgangs=delete_podgangs,
-        update_specs=tuple(update_specs),
-        create_pods=tuple(create_pods),
-        delete_pods=tuple(delete_pods),
-        set_initialized=tuple(set_initialized),
-        lift_gates=tuple(lift_gates),
-        set_placement=tuple(set_placement),
+            return first
+        placement = placement_of(gang, pods)
+        placed = ((live, placement),) if placement.to_write(live) else ()
+        held = gates_held_by(gang, live, self.planned, pods, self.replaced)
+        return replace(first, set_placement=placed, lift_gates=() if held else gated(gang, pods))
+
+
+def stray_pods(gang: PlannedGang, live: PodGang, pods_of_gang: list[PodRecord]) -> tuple[str, ...]:
+    """Pods the PodGang controls that its gang no longer plans (a smaller podgroup)."""
+    expected = {pod for _, _, pod in gang.pods}
+    return tuple(
+        sorted(
+            p.name
+            for p in pods_of_gang
+            if p.name not in expected and p.controller_uid == live.metadata.uid
+        )
+    )
+
+
+def gates_held_by(
+    gang: PlannedGang,
+    live: PodGang,
+    planned: Mapping[str, PlannedGang],
+    pods: Mapping[str, PodRecord],
+    replaced: Collection[str],
+) -> str | None:
+    """Why a complete, Initialized gang's gates stay on; None when they may come off."""
+    if not condition_true_now(live, labels.BACKEND_SYNCED):
+        return "its backend has not synced this generation"
+    base = planned.get(gang.base)
+    if not gang.is_base and (base is None or not scheduled(base, pods)):
+        return "its base gang is not scheduled"  # extra capacity waits for the gang that runs
+    if gang.name in replaced or gang.base in replaced:
+        return "it is being replaced"
+    return None
+
+
+def gated(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> tuple[PodRecord, ...]:
+    """The gang's pods that still carry our gate."""
+    return tuple(
+        pods[pod]
+        for _, _, pod in gang.pods
+        if pods[pod].is_gated(labels.PODGANG_PENDING_CREATION_GATE)
     )
