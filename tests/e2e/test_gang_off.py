@@ -12,8 +12,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from tests.e2e.conftest import Nodes
-from tests.e2e.test_placement import PLACED_WITHIN, gang_where, scheduled
-from tests.e2e.workloads import bound, whole_gang
+from tests.e2e.workloads import PLACED_WITHIN, bound, gang_where, scheduled, whole_gang
 from tests.support.kube import kube_of, server_side_apply
 from tests.support.podgang import condition, gated, podgangs, pods, workload
 from tests.support.store import eventually

@@ -19,34 +19,28 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from tests.e2e.conftest import Nodes, Up
-from tests.e2e.workloads import bound, of_gang, running, whole_gang
+from tests.e2e.workloads import (
+    PLACED_WITHIN,
+    bound,
+    gang_where,
+    of_gang,
+    running,
+    scheduled,
+    whole_gang,
+)
 from tests.support.backends import live
 from tests.support.kube import kube_of, printed_columns, server_side_apply
-from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
+from tests.support.podgang import gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
 
 CONFIG = {
     "profiles": [{"name": "default-scheduler", "default": True, "config": {"gangScheduling": True}}]
 }
 # Long enough for the scheduler to have tried the gang (and kwok to run what it bound).
-PLACED_WITHIN = 60.0
 # The scheduler's verdict on a gang it tried and did not place. kube-scheduler 1.37.2 says
 # SchedulerError ("error in DynamicResources PodGroupPostFilter plugins: not found") when no
 # node passes a pod's node selector at all, Unschedulable otherwise.
 VERDICTS = ("Unschedulable", "SchedulerError")
-
-
-def scheduled(gang: dict[str, Any]) -> dict[str, Any]:
-    return condition(gang, labels.SCHEDULED)
-
-
-async def gang_where(
-    api: ApiClient, namespace: str, name: str, check: Any, within: float = PLACED_WITHIN
-) -> dict[str, Any]:
-    found: dict[str, dict[str, Any]] = await eventually(
-        partial(podgangs, api, namespace), lambda g: name in g and check(g[name]), within
-    )
-    return found[name]
 
 
 async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(

@@ -17,7 +17,7 @@ from tests.e2e.conftest import Nodes
 from tests.support.backends import live
 from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import gated, pods, workload
+from tests.support.podgang import condition, gated, podgangs, pods, workload
 from tests.support.store import eventually
 
 # The garbage collector finds CRDs installed after it started on its next discovery (~30 s).
@@ -167,3 +167,22 @@ async def one_of_two_runs_whole(
 
     found = await eventually(partial(pods, api, namespace), one_gang_running, within)
     assert bound(found.values()) == 4
+
+
+# How long a test waits for a gang that fits to be placed.
+PLACED_WITHIN = 60.0
+
+
+def scheduled(gang: dict[str, Any]) -> dict[str, Any]:
+    """A PodGang's Scheduled condition."""
+    return condition(gang, labels.SCHEDULED)
+
+
+async def gang_where(
+    api: ApiClient, namespace: str, name: str, check: Any, within: float = PLACED_WITHIN
+) -> dict[str, Any]:
+    """The PodGang ``name`` once ``check`` holds for it."""
+    found: dict[str, dict[str, Any]] = await eventually(
+        partial(podgangs, api, namespace), lambda g: name in g and check(g[name]), within
+    )
+    return found[name]

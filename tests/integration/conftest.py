@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from gangway_contracts.subjects import Subjects
 from gangway_runtime.tracing import setup_tracing
 from tests.support import environment
+from tests.support.kai import QUEUE, ensure_queue
 from tests.support.kube import admin_client
 
 pytestmark = pytest.mark.integration
@@ -73,3 +74,9 @@ async def nc(nats_url: str, subjects: Subjects) -> AsyncIterator[NatsClient]:
         with contextlib.suppress(NotFoundError):
             await js.delete_stream(stream)
     await connection.drain()
+
+
+@pytest.fixture
+async def queue(api: ApiClient) -> str:
+    """KAI's queue the inference fixture PodCliqueSet names, made if missing."""
+    return await ensure_queue(api, QUEUE)

@@ -97,3 +97,23 @@ async def prepared_and_created(
     reply = await nc.request(subject, to_json(request), timeout=10)
     [prepared] = msgspec.json.decode(reply.data, type=PodsPrepared).pods
     return await server_side_apply(api, prepared, pod["metadata"]["namespace"])
+
+
+def gated_pod(namespace: str, name: str, gang: dict[str, Any]) -> dict[str, Any]:
+    """A gated pod of ``gang``, as podgang would make it (for a backend's own tests)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {
+                labels.PODGANG: gang["metadata"]["name"],
+                labels.PODCLIQUE: "llama-disagg-0-prefill-0-pworker",
+            },
+        },
+        "spec": {
+            "schedulingGates": [{"name": labels.PODGANG_PENDING_CREATION_GATE}],
+            "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}],
+        },
+    }

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any, Final
 
 import yaml
+from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_localcluster.build import ensure_binaries
+from tests.support.kube import server_side_apply
 from tests.support.paths import REPO
 
 OVERLAYS_DIR: Final = REPO / "deploy" / "overlays"
@@ -92,3 +94,36 @@ def pod_templates(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         volumes += [{"name": claim, "emptyDir": {}} for claim in claims]
         templates[f"{doc['kind']}/{doc['metadata']['name']}"] = template
     return templates
+
+
+# cert-manager is not installed in the test cluster: its objects are rendered, not sent.
+NOT_SERVED = frozenset({"cert-manager.io/v1"})
+
+
+async def ensure_namespace(api: ApiClient) -> None:
+    """gangway-system for real: namespaced dry runs need their namespace to exist."""
+    doc = next(d for d in rendered("default") if d["kind"] == "Namespace")
+    await server_side_apply(api, doc, namespace="")
+
+
+RBAC_KINDS: Final = {"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
+
+
+def every_overlays_rbac() -> list[dict[str, Any]]:
+    """The RBAC objects of all overlays together, each once: every service account there is
+    (self-signed's webhook-cert job, each backend of whichever overlay deploys it)."""
+    found = {
+        (doc["kind"], doc["metadata"]["name"]): doc
+        for overlay in OVERLAYS
+        for doc in rendered(overlay)
+        if doc["kind"] in RBAC_KINDS
+    }
+    return list(found.values())
+
+
+async def install_rbac(api: ApiClient) -> None:
+    """Every overlay's RBAC, for real."""
+    namespace = next(d for d in rendered("default") if d["kind"] == "Namespace")
+    await server_side_apply(api, namespace, namespace="")
+    for doc in every_overlays_rbac():
+        await server_side_apply(api, doc, namespace=NAMESPACE)

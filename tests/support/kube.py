@@ -96,3 +96,9 @@ def kube_of(api: ApiClient) -> Kube:
     """Gangway's Kube over the test's ApiClient (the test closes it): the tests keep its
     typed APIs, and the services' code paths run unchanged beside them."""
     return Kube(ApiSession(api, owned=False))
+
+
+async def delete_object(api: ApiClient, doc: dict[str, Any], namespace: str) -> None:
+    """Delete the object a manifest names, by REST path from discovery."""
+    path = await resource_path(api, doc, namespace)
+    await api.call_api(path, "DELETE", auth_settings=["BearerToken"], _preload_content=False)

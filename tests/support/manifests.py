@@ -9,9 +9,11 @@ from typing import Any
 import yaml
 
 from gangway_backendkit.converge import contains as is_subset
+from gangway_contracts.codec import from_object
+from gangway_contracts.grove import PodCliqueSet
 from tests.support.paths import FIXTURES
 
-__all__ = ["fixture", "fixtures", "is_subset", "on_scheduler"]
+__all__ = ["fixture", "fixtures", "inference_podcliqueset", "is_subset", "on_scheduler"]
 
 
 def fixture(relative: str) -> dict[str, Any]:
@@ -28,3 +30,11 @@ def on_scheduler(pcs: dict[str, Any], scheduler: str) -> dict[str, Any]:
     for clique in pcs["spec"]["template"]["cliques"]:
         clique["spec"]["podSpec"]["schedulerName"] = scheduler
     return pcs
+
+
+def inference_podcliqueset() -> PodCliqueSet:
+    """The disaggregated-inference fixture, one replica, at generation 3, decoded."""
+    doc = fixture("podcliquesets/disaggregated-inference.yaml")
+    doc["spec"]["replicas"] = 1
+    doc["metadata"]["generation"] = 3
+    return from_object(doc, PodCliqueSet)

@@ -68,3 +68,7 @@ class StubBackend:
             error = FieldError(field="metadata.labels[stub/reject]", reason="rejected by stub")
             return ValidateReply(allowed=False, errors=[error])
         return ValidateReply(allowed=True)
+
+
+# A configuration where the stub backend owns every PodCliqueSet (the default profile).
+STUB_CONFIG = {"profiles": [{"name": NAME, "external": True, "default": True}]}

@@ -18,7 +18,6 @@ from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_contracts.subjects import BackendOperation, Subjects
 from gangway_runtime.kube import ApiResource
 from gangway_runtime.status import PODCLIQUESETS
-from tests.integration.backends.test_kai import queue  # noqa: F401 - a fixture
 from tests.integration.watcher.conftest import labelled
 from tests.support.admission import create, patch, registered, running_admission
 from tests.support.backends import running_backend

@@ -11,8 +11,8 @@ from nats.aio.client import Client as NatsClient
 from gangway_backend_coscheduling.backend import CoschedulingBackend
 from gangway_contracts.config import COSCHEDULING
 from gangway_contracts.subjects import Subjects
-from tests.integration.backends.test_coscheduling import CONFIG, base_gang, podgroup
 from tests.support.backends import live, running_backend
+from tests.support.coscheduling import CONFIG, base_gang, podgroup
 from tests.support.kube import server_side_apply
 from tests.support.store import eventually
 

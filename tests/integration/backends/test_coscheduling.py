@@ -19,21 +19,16 @@ from gangway_contracts.codec import from_object
 from gangway_contracts.config import COSCHEDULING, CoschedulingConfig
 from gangway_contracts.grove import PodGang
 from gangway_contracts.subjects import Subjects
-from tests.integration.backends.test_kube import pod
-from tests.integration.watcher.conftest import podgang
-from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
+from tests.support.backends import (
+    backend_synced,
+    gated_pod,
+    live,
+    prepared_and_created,
+    running_backend,
+)
+from tests.support.coscheduling import CONFIG, base_gang, podgroup
 from tests.support.kube import kube_of, resource_path, server_side_apply
 from tests.support.store import eventually
-
-CONFIG = {"profiles": [{"name": COSCHEDULING, "config": {"scheduleTimeoutSeconds": 20}}]}
-
-
-def base_gang(namespace: str) -> dict[str, Any]:
-    return podgang(namespace, "llama-disagg-0", COSCHEDULING)
-
-
-def podgroup(name: str) -> dict[str, Any]:
-    return {"apiVersion": PODGROUPS.api_version, "kind": "PodGroup", "metadata": {"name": name}}
 
 
 async def test_a_podgang_becomes_one_coscheduling_podgroup(
@@ -74,7 +69,7 @@ async def test_a_podgang_becomes_one_coscheduling_podgroup(
         )
 
         # Pods prepared by the backend are accepted by the API server, gated.
-        member = pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)
+        member = gated_pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)
         created = await prepared_and_created(api, nc, subjects, COSCHEDULING, gang, member)
         assert created["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
         assert created["metadata"]["labels"][POD_GROUP_LABEL] == "llama-disagg-0"

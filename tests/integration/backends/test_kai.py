@@ -8,7 +8,6 @@ from functools import partial
 from typing import Any
 
 import msgspec
-import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
@@ -21,28 +20,12 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import ValidateReply, ValidateRequest
 from gangway_contracts.subjects import BackendOperation, Subjects
-from tests.integration.watcher.conftest import labelled
 from tests.support.backends import backend_synced, live, running_backend
-from tests.support.kai import ensure_queue
+from tests.support.kai import QUEUE, inference_manifests
 from tests.support.kube import kube_of, merge_patch, resource_path, server_side_apply
-from tests.support.manifests import fixture
 from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": "kai-scheduler", "default": True}]}
-QUEUE = "team-a"  # what the fixture PodCliqueSet names
-
-
-@pytest.fixture
-async def queue(api: ApiClient) -> str:
-    return await ensure_queue(api, QUEUE)
-
-
-def manifests(namespace: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The inference PodCliqueSet and its base PodGang (topology, a packed scaling group)."""
-    pcs = labelled(fixture("podcliquesets/disaggregated-inference.yaml"), namespace, "llama-disagg")
-    gang = labelled(fixture("podgangs/base-gang.yaml"), namespace, "llama-disagg-0")
-    gang.pop("status")
-    return pcs, gang
 
 
 def podgroup_of(gang: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +75,7 @@ def in_shape(podgroup: dict[str, Any]) -> bool:
 async def test_a_podgang_becomes_a_kai_podgroup_and_stays_in_shape(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, queue: str
 ) -> None:
-    pcs, gang = manifests(namespace)
+    pcs, gang = inference_manifests(namespace)
     async with running_backend(api, nc, subjects, namespace, KaiBackend(), CONFIG):
         await server_side_apply(api, pcs, namespace)
         await server_side_apply(api, gang, namespace)
@@ -141,7 +124,7 @@ async def test_a_podgang_becomes_a_kai_podgroup_and_stays_in_shape(
 async def test_explicit_cleanup_deletes_only_what_the_deleted_podgang_owned(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, queue: str
 ) -> None:
-    pcs, gang = manifests(namespace)
+    pcs, gang = inference_manifests(namespace)
     backend = KaiBackend()
     async with running_backend(api, nc, subjects, namespace, backend, CONFIG):
         await server_side_apply(api, pcs, namespace)
@@ -179,7 +162,7 @@ async def validate(nc: NatsClient, subjects: Subjects, pcs: dict[str, Any]) -> V
 async def test_validation_checks_the_queue_exists(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, queue: str
 ) -> None:
-    pcs, _ = manifests(namespace)
+    pcs, _ = inference_manifests(namespace)
     async with running_backend(api, nc, subjects, namespace, KaiBackend(), CONFIG):
         # The fixture's preferred zone packing names no Topology: KAI needs one.
         pcs["spec"]["template"]["topologyConstraint"]["topologyName"] = "datacenter"

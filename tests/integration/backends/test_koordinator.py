@@ -15,9 +15,14 @@ from gangway_backend_koordinator.backend import KoordinatorBackend
 from gangway_backend_koordinator.translate import GROUPS, MODE, POD_GROUP_LABEL, PODGROUPS
 from gangway_contracts.config import KOORDINATOR, KoordinatorConfig
 from gangway_contracts.subjects import Subjects
-from tests.integration.backends.test_kube import pod
 from tests.integration.watcher.conftest import podgang
-from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
+from tests.support.backends import (
+    backend_synced,
+    gated_pod,
+    live,
+    prepared_and_created,
+    running_backend,
+)
 from tests.support.kube import kube_of, resource_path, server_side_apply
 from tests.support.store import eventually
 
@@ -69,7 +74,7 @@ async def test_a_podgang_becomes_a_gang_group(
             lambda g: g["spec"]["minMember"] == 3,
         )
 
-        member = pod(namespace, f"{WORKER}-0", gang)
+        member = gated_pod(namespace, f"{WORKER}-0", gang)
         created = await prepared_and_created(api, nc, subjects, KOORDINATOR, gang, member)
         assert created["spec"]["schedulerName"] == "koord-scheduler"
         assert created["metadata"]["labels"][POD_GROUP_LABEL] == WORKER

@@ -10,10 +10,15 @@ from nats.aio.client import Client as NatsClient
 
 from gangway_backend_kube.backend import KubeBackend
 from gangway_backend_kube.translate import WITH_PODGROUPS, WORKLOAD_VERSIONS
-from gangway_contracts import labels
 from gangway_contracts.subjects import Subjects
 from tests.integration.watcher.conftest import podgang
-from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
+from tests.support.backends import (
+    backend_synced,
+    gated_pod,
+    live,
+    prepared_and_created,
+    running_backend,
+)
 from tests.support.environment import Cluster
 from tests.support.kube import kube_of, resource_path, server_side_apply
 from tests.support.store import eventually
@@ -101,7 +106,7 @@ async def test_a_podgang_becomes_workload_api_objects(
         assert replaced["metadata"]["ownerReferences"][0]["name"] == "llama-disagg-0"
 
         # Pods prepared by the backend are accepted by the API server, gated.
-        member = pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)
+        member = gated_pod(namespace, "llama-disagg-0-prefill-0-pworker-0", gang)
         created = await prepared_and_created(api, nc, subjects, "default-scheduler", gang, member)
         assert created["spec"]["schedulerName"] == "default-scheduler"
         if version in WITH_PODGROUPS:
@@ -129,22 +134,3 @@ async def test_without_gang_scheduling_there_is_nothing_to_create(
         )
         assert "gang scheduling off" in backend_synced(synced)["message"]
         assert not await live(api, named("Workload", "llama-disagg-0", version), namespace)
-
-
-def pod(namespace: str, name: str, gang: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {
-                labels.PODGANG: gang["metadata"]["name"],
-                labels.PODCLIQUE: "llama-disagg-0-prefill-0-pworker",
-            },
-        },
-        "spec": {
-            "schedulingGates": [{"name": labels.PODGANG_PENDING_CREATION_GATE}],
-            "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}],
-        },
-    }

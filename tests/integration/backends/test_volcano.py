@@ -32,9 +32,14 @@ from gangway_contracts.rpc import (
 )
 from gangway_contracts.subjects import BackendOperation, Subjects
 from gangway_runtime.kube import KubeError
-from tests.integration.backends.test_kai import manifests
-from tests.integration.backends.test_kube import pod
-from tests.support.backends import backend_synced, live, prepared_and_created, running_backend
+from tests.support.backends import (
+    backend_synced,
+    gated_pod,
+    live,
+    prepared_and_created,
+    running_backend,
+)
+from tests.support.kai import inference_manifests
 from tests.support.kube import kube_of, merge_patch, resource_path, server_side_apply
 from tests.support.store import eventually
 
@@ -67,7 +72,7 @@ async def queue(api: ApiClient) -> str:
 def volcano_manifests(namespace: str, queue: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The inference PodCliqueSet in ``queue`` (its packing, which Volcano v1.10 cannot do,
     left out) and its base PodGang, for the volcano backend."""
-    pcs, gang = manifests(namespace)
+    pcs, gang = inference_manifests(namespace)
     pcs["metadata"]["annotations"][QUEUE_KEY] = queue
     template = pcs["spec"]["template"]
     for part in (template, *template["cliques"], *template["podCliqueScalingGroups"]):
@@ -143,7 +148,7 @@ async def test_a_podgang_becomes_a_podgroup_in_its_queue(
         )
         assert (moved["spec"]["minMember"], moved["spec"]["queue"]) == (4, QUEUE)
 
-        member = pod(namespace, f"{WORKER}-0", gang)
+        member = gated_pod(namespace, f"{WORKER}-0", gang)
         created = await prepared_and_created(api, nc, subjects, VOLCANO, gang, member)
         assert created["spec"]["schedulerName"] == "volcano"
         notes = created["metadata"]["annotations"]

@@ -12,9 +12,15 @@ import pytest
 import yaml
 from kubernetes_asyncio.client.api_client import ApiClient
 
-from tests.integration.deploy.test_manifests import NOT_SERVED, ensure_namespace
 from tests.support.chart import BACKENDS, CHART, ChartRefused, chart, helm, values_for
-from tests.support.deploy import NAMESPACE, OVERLAYS, rendered, rendered_crds
+from tests.support.deploy import (
+    NAMESPACE,
+    NOT_SERVED,
+    OVERLAYS,
+    ensure_namespace,
+    rendered,
+    rendered_crds,
+)
 from tests.support.kube import server_side_apply
 
 HELM_ONLY = frozenset(

@@ -18,22 +18,15 @@ from gangway_contracts.permissions import password_variable
 from gangway_localcluster.nats import nats_server_binary
 from tests.support.deploy import (
     NAMESPACE,
+    NOT_SERVED,
     OVERLAYS,
     config_map_data,
+    ensure_namespace,
     pod_templates,
     rendered,
     rendered_crds,
 )
 from tests.support.kube import server_side_apply
-
-# cert-manager is not installed in the test cluster: its objects are rendered, not sent.
-NOT_SERVED = frozenset({"cert-manager.io/v1"})
-
-
-async def ensure_namespace(api: ApiClient) -> None:
-    """gangway-system for real: namespaced dry runs need their namespace to exist."""
-    doc = next(d for d in rendered("default") if d["kind"] == "Namespace")
-    await server_side_apply(api, doc, namespace="")
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

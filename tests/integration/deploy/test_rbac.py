@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any, Final
+from typing import Final
 
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.api_client import ApiClient
 
-from tests.support.deploy import NAMESPACE, OVERLAYS, rendered
-from tests.support.kube import server_side_apply
+from tests.support.deploy import NAMESPACE, every_overlays_rbac, install_rbac
 
-RBAC_KINDS: Final = {"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
 VERBS: Final = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 
 LIST_WATCH: Final = frozenset({"list", "watch"})
@@ -115,26 +113,6 @@ async def allowed(api: ApiClient, account: str, attributes: client.V1ResourceAtt
     )
     answer = await client.AuthorizationV1Api(api).create_subject_access_review(review)
     return bool(answer.status.allowed)
-
-
-def every_overlays_rbac() -> list[dict[str, Any]]:
-    """The RBAC objects of all overlays together, each once: every service account there is
-    (self-signed's webhook-cert job, each backend of whichever overlay deploys it)."""
-    found = {
-        (doc["kind"], doc["metadata"]["name"]): doc
-        for overlay in OVERLAYS
-        for doc in rendered(overlay)
-        if doc["kind"] in RBAC_KINDS
-    }
-    return list(found.values())
-
-
-async def install_rbac(api: ApiClient) -> None:
-    """Every overlay's RBAC, for real."""
-    namespace = next(d for d in rendered("default") if d["kind"] == "Namespace")
-    await server_side_apply(api, namespace, namespace="")
-    for doc in every_overlays_rbac():
-        await server_side_apply(api, doc, namespace=NAMESPACE)
 
 
 async def test_each_service_account_can_do_exactly_what_its_service_needs(

@@ -25,8 +25,7 @@ from gangway_cli.deploy import (
 )
 from gangway_contracts.permissions import password_variable
 from gangway_runtime.kube import Kube, api_client
-from tests.integration.deploy.test_rbac import install_rbac
-from tests.support.deploy import NAMESPACE, rendered
+from tests.support.deploy import NAMESPACE, install_rbac, rendered
 from tests.support.environment import Cluster
 from tests.support.kube import server_side_apply
 

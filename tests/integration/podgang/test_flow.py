@@ -30,9 +30,7 @@ from tests.support.podgang import (
     workload,
 )
 from tests.support.store import dead_letters, eventually, journal
-from tests.support.stub_backend import NAME, StubBackend
-
-CONFIG = {"profiles": [{"name": NAME, "external": True, "default": True}]}
+from tests.support.stub_backend import NAME, STUB_CONFIG, StubBackend
 
 
 @pytest.fixture
@@ -40,8 +38,8 @@ async def gangway(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
 ) -> AsyncIterator[Podgang]:
     async with (
-        running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG),
-        running_podgang(api, nc, subjects, namespace, CONFIG) as service,
+        running_backend(api, nc, subjects, namespace, StubBackend(), STUB_CONFIG),
+        running_podgang(api, nc, subjects, namespace, STUB_CONFIG) as service,
     ):
         yield service
 

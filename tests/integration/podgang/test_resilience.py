@@ -23,7 +23,6 @@ from gangway_runtime import tasks
 from gangway_runtime.settings import StreamSettings
 from gangway_runtime.status import PODCLIQUESETS as PODCLIQUESETS_API
 from gangway_runtime.streams import ensure_streams
-from tests.integration.podgang.test_flow import CONFIG
 from tests.integration.watcher.conftest import only_this_test
 from tests.support.backends import backend_synced, live, running_backend
 from tests.support.kube import kube_of, merge_patch, server_side_apply
@@ -38,7 +37,7 @@ from tests.support.podgang import (
     workload,
 )
 from tests.support.store import dead_letters, eventually, running_watcher
-from tests.support.stub_backend import NAME, StubBackend
+from tests.support.stub_backend import NAME, STUB_CONFIG, StubBackend
 
 
 async def converged(api: ApiClient, namespace: str) -> None:
@@ -59,7 +58,7 @@ async def test_without_its_backend_no_pod_is_created_and_the_podcliqueset_says_w
     resources = [only_this_test(r, namespace) for r in (PODCLIQUESETS, PODGANGS)]
     async with (
         running_watcher(api, nc.jetstream(), subjects, resources),
-        running_podgang(api, nc, subjects, namespace, CONFIG),
+        running_podgang(api, nc, subjects, namespace, STUB_CONFIG),
     ):
         await server_side_apply(api, pcs, namespace)
         found = await live_when(api, pcs, namespace, "BackendAvailable", status="False")
@@ -69,7 +68,7 @@ async def test_without_its_backend_no_pod_is_created_and_the_podcliqueset_says_w
         assert "trainer-0" in await podgangs(api, namespace)  # gangs come first, pods wait
         assert await pods(api, namespace) == {}
 
-        async with running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG):
+        async with running_backend(api, nc, subjects, namespace, StubBackend(), STUB_CONFIG):
             await converged(api, namespace)
             found = await live_when(api, pcs, namespace, "BackendAvailable", status="True")
 
@@ -78,7 +77,7 @@ async def test_without_its_backend_no_pod_is_created_and_the_podcliqueset_says_w
 async def backend(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
 ) -> AsyncIterator[None]:
-    async with running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG):
+    async with running_backend(api, nc, subjects, namespace, StubBackend(), STUB_CONFIG):
         yield
 
 
@@ -106,7 +105,7 @@ async def test_killed_after_any_write_the_restarted_service_ends_where_it_would_
         if write == "pod:lift-gate":  # checked as the gate comes off
             lifts.append(asyncio.create_task(gang_was_ready()))
 
-    async with running_podgang(api, nc, subjects, namespace, CONFIG) as service:
+    async with running_podgang(api, nc, subjects, namespace, STUB_CONFIG) as service:
         service.crash_after, service.on_write = crash_after, on_write
         await server_side_apply(api, workload(namespace, "trainer"), namespace)
         await eventually(lambda: asyncio.sleep(0, service.crashed), bool)
@@ -125,7 +124,7 @@ async def test_killed_after_any_write_the_restarted_service_ends_where_it_would_
 async def test_every_event_delivered_again_changes_nothing(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
 ) -> None:
-    async with running_podgang(api, nc, subjects, namespace, CONFIG) as service:
+    async with running_podgang(api, nc, subjects, namespace, STUB_CONFIG) as service:
         await server_side_apply(api, workload(namespace, "trainer"), namespace)
         await converged(api, namespace)
         await asyncio.sleep(1)  # the last writes' own events come back
@@ -200,7 +199,7 @@ async def test_records_that_do_not_decode_are_dead_lettered_and_podgang_goes_on(
         "p-spec": record("p-spec", b'{"metadata":{"name":"p-spec"},"spec":3}'),
         "p-bytes": b"\xff not json",
     }
-    async with running_podgang(api, nc, subjects, namespace, CONFIG) as service:
+    async with running_podgang(api, nc, subjects, namespace, STUB_CONFIG) as service:
         for name, data in poison.items():
             key = ObjectKey(Kind.PODCLIQUESET, "", namespace, name)
             await js.publish(subjects.object(key), data)
@@ -232,7 +231,7 @@ async def test_a_read_model_that_stops_following_ends_the_service(
     def broken(self: ReadModel, kind: str, record: ObjectRecord) -> None:
         raise RuntimeError("a bug in filing a record")
 
-    async with running_podgang(api, nc, subjects, namespace, CONFIG) as service:
+    async with running_podgang(api, nc, subjects, namespace, STUB_CONFIG) as service:
         monkeypatch.setattr(ReadModel, "apply", broken)
         await server_side_apply(api, workload(namespace, "trainer"), namespace)
         await eventually(lambda: asyncio.sleep(0, service.crashed), bool)
@@ -249,7 +248,9 @@ async def test_a_podcliqueset_over_the_ceiling_gets_no_podgang_and_says_why(
     PodGangsReady=False naming spec.replicas."""
     pcs = workload(namespace, "trainer")  # one replica of four pods
     pcs["spec"]["replicas"] = 3
-    async with running_podgang(api, nc, subjects, namespace, CONFIG, max_pods_per_podcliqueset=8):
+    async with running_podgang(
+        api, nc, subjects, namespace, STUB_CONFIG, max_pods_per_podcliqueset=8
+    ):
         await server_side_apply(api, pcs, namespace)
         found = await live_when(api, pcs, namespace, "PodGangsReady", reason="OverLimit")
         ready = condition(found, "PodGangsReady")
@@ -272,8 +273,8 @@ async def test_a_huge_podcliqueset_deleted_mid_creation_is_written_no_further(
     pcs = workload(namespace, "trainer")
     pcs["spec"]["replicas"] = 3000
     async with (
-        running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG),
-        running_podgang(api, nc, subjects, namespace, CONFIG) as service,
+        running_backend(api, nc, subjects, namespace, StubBackend(), STUB_CONFIG),
+        running_podgang(api, nc, subjects, namespace, STUB_CONFIG) as service,
     ):
         await server_side_apply(api, pcs, namespace)
         await eventually(
@@ -312,8 +313,8 @@ async def test_a_podcliqueset_only_the_bus_knows_is_built_once_then_left(
         "object": ghost,
     }
     async with (
-        running_backend(api, nc, subjects, namespace, StubBackend(), CONFIG),
-        running_podgang(api, nc, subjects, namespace, CONFIG) as service,
+        running_backend(api, nc, subjects, namespace, StubBackend(), STUB_CONFIG),
+        running_podgang(api, nc, subjects, namespace, STUB_CONFIG) as service,
     ):
         key = ObjectKey(Kind.PODCLIQUESET, "", namespace, "ghost")
         await nc.jetstream().publish(subjects.object(key), msgspec.json.encode(record))
@@ -341,7 +342,7 @@ async def test_pods_the_api_server_refuses_are_said_on_the_podcliqueset(
     once, and a fixed PodCliqueSet converges."""
     broken = workload(namespace, "trainer")
     del broken["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"][0]["image"]
-    async with running_podgang(api, nc, subjects, namespace, CONFIG):
+    async with running_podgang(api, nc, subjects, namespace, STUB_CONFIG):
         await server_side_apply(api, broken, namespace)
         found = await live_when(api, broken, namespace, "PodGangsReady", reason="Refused")
         message = condition(found, "PodGangsReady")["message"]
@@ -362,7 +363,7 @@ async def test_a_read_model_whose_consumer_is_lost_follows_again(
     own writes to show (found by the chaos suite, killing a node). Deleted here by hand:
     podgang notices, follows again after the last record it applied, and converges."""
     js = nc.jetstream()
-    async with running_podgang(api, nc, subjects, namespace, CONFIG):
+    async with running_podgang(api, nc, subjects, namespace, STUB_CONFIG):
         durables = {subjects.service_name("podgang"), subjects.backend_service_name(NAME)}
         stream = subjects.objects_stream
         readers = [c.name for c in await js.consumers_info(stream) if c.name not in durables]
@@ -383,7 +384,7 @@ async def test_a_podcliqueset_groves_operator_drives_is_left_alone_and_says_so(
     pcs = workload(namespace, "trainer")
     pcs["metadata"]["finalizers"] = [labels.GROVE_FINALIZER]
     events = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
-    async with running_podgang(api, nc, subjects, namespace, CONFIG):
+    async with running_podgang(api, nc, subjects, namespace, STUB_CONFIG):
         await server_side_apply(api, pcs, namespace)
         said = await eventually(
             partial(objects, api, namespace, events), lambda e: "trainer.drivenbygrove" in e

@@ -20,8 +20,13 @@ from gangway_runtime import bus
 from gangway_runtime.settings import ServiceSettings
 from gangway_watcher import metrics
 from tests.integration.watcher.conftest import only_this_test, podcliqueset
-from tests.integration.watcher.test_mirror import delete
-from tests.support.kube import admin_client, merge_patch, resource_path, server_side_apply
+from tests.support.kube import (
+    admin_client,
+    delete_object,
+    merge_patch,
+    resource_path,
+    server_side_apply,
+)
 from tests.support.store import (
     Store,
     body,
@@ -80,7 +85,7 @@ async def test_api_server_restart_and_expired_watch_converge(
             reflector = watcher.reflector(Kind.PODCLIQUESET)
             away_at = reflector.resource_version
         assert away_at
-        await delete(api, podcliqueset(namespace, "a"), namespace)
+        await delete_object(api, podcliqueset(namespace, "a"), namespace)
         path = await resource_path(api, podcliqueset(namespace, "b"), namespace)
         await merge_patch(api, path, {"metadata": {"labels": {"while": "away"}}})
         await asyncio.to_thread(own_control_plane.restart_apiserver)
@@ -131,7 +136,7 @@ async def test_two_watchers_store_each_change_once(
             changes += 1
             await step(holds_label((namespace, name), "step"))
         for name in names[:2]:
-            await delete(api, podcliqueset(namespace, name), namespace)
+            await delete_object(api, podcliqueset(namespace, name), namespace)
             changes += 1
             await step(holds_deleted((namespace, name)))
         after = (await js.stream_info(subjects.objects_stream)).state.last_seq
@@ -157,7 +162,7 @@ async def test_nats_restart_mid_stream_loses_nothing(
                 await asyncio.to_thread(server.stop_server)
                 for i in range(10):
                     await server_side_apply(api, podcliqueset(namespace, f"late-{i}"), namespace)
-                await delete(api, podcliqueset(namespace, "early-0"), namespace)
+                await delete_object(api, podcliqueset(namespace, "early-0"), namespace)
                 path = await resource_path(api, podcliqueset(namespace, "early-1"), namespace)
                 await merge_patch(api, path, {"metadata": {"labels": {"during": "outage"}}})
                 await asyncio.sleep(2)  # the watcher keeps trying meanwhile

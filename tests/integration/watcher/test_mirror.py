@@ -33,7 +33,7 @@ from tests.integration.watcher.conftest import (
     podcliqueset,
     podgang,
 )
-from tests.support.kube import merge_patch, resource_path, server_side_apply
+from tests.support.kube import delete_object, merge_patch, resource_path, server_side_apply
 from tests.support.store import (
     body,
     eventually,
@@ -51,11 +51,6 @@ KINDS: list[tuple[str, Maker, str]] = [
     (Kind.POD, pod, ""),
     (KAI_PODGROUPS.kind, kai_podgroup, "kai-scheduler"),
 ]
-
-
-async def delete(api: ApiClient, doc: dict[str, Any], namespace: str) -> None:
-    path = await resource_path(api, doc, namespace)
-    await api.call_api(path, "DELETE", auth_settings=["BearerToken"], _preload_content=False)
 
 
 async def test_create_update_delete_of_each_kind_reach_the_store_in_order(
@@ -85,7 +80,7 @@ async def test_create_update_delete_of_each_kind_reach_the_store_in_order(
             path = await resource_path(api, doc, namespace)
             await merge_patch(api, path, {"metadata": {"labels": {"step": "updated"}}})
             await eventually(in_store, holds_label(key, "step"))
-            await delete(api, doc, namespace)
+            await delete_object(api, doc, namespace)
             await eventually(in_store, holds_deleted(key))
     await sub.unsubscribe()
 
@@ -134,7 +129,7 @@ async def test_relist_turns_objects_deleted_unseen_into_tombstones(
         )
 
     # Nobody watches while one is deleted and another created.
-    await delete(api, podcliqueset(namespace, "removed"), namespace)
+    await delete_object(api, podcliqueset(namespace, "removed"), namespace)
     await server_side_apply(api, podcliqueset(namespace, "new"), namespace)
     before = metrics.TOMBSTONES_ON_RELIST.labels(Kind.PODCLIQUESET)._value.get()
 

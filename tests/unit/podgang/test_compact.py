@@ -15,7 +15,7 @@ from gangway_contracts.pods import Pod
 from gangway_podgang.compact import compact_pod, compact_podgang
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import plan_podgangs
-from tests.unit.podgang.test_progress import inference
+from tests.support.manifests import inference_podcliqueset
 
 
 def pod_object(name: str, verdict: str | None = None) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def test_repeated_strings_are_held_once() -> None:
 
 
 def test_a_compact_podgang_keeps_its_spec_status_and_identity_and_shares_its_pods_names() -> None:
-    gang = plan_podgangs(inference()).gangs[0]
+    gang = plan_podgangs(inference_podcliqueset()).gangs[0]
     spec = podgang_spec(gang, "ml", None, all_references(gang, "ml"))
     meta = {
         "name": gang.name,

@@ -12,8 +12,8 @@ from gangway_contracts.pods import Pod
 from gangway_podgang.compact import PodRecord, compact_pod
 from gangway_podgang.decide import Placement, placement_of
 from gangway_podgang.plan import PlannedGang, plan_podgangs
-from tests.unit.podgang.test_decide import with_condition
-from tests.unit.podgang.test_progress import inference
+from tests.support.manifests import inference_podcliqueset
+from tests.support.simulated_cluster import with_condition
 
 GATE = [{"name": labels.PODGANG_PENDING_CREATION_GATE}]
 UNSCHEDULABLE = {
@@ -25,7 +25,7 @@ UNSCHEDULABLE = {
 
 
 def base_gang() -> PlannedGang:
-    return next(g for g in plan_podgangs(inference()).gangs if g.is_base)
+    return next(g for g in plan_podgangs(inference_podcliqueset()).gangs if g.is_base)
 
 
 def pods(gang: PlannedGang, **each: Any) -> dict[str, PodRecord]:

@@ -18,18 +18,11 @@ from gangway_podgang.compact import PodRecord, compact_pod
 from gangway_podgang.manifests import all_references, podgang_spec
 from gangway_podgang.plan import plan_podgangs
 from tests.support.crd_compat import declared_paths, version_schema
-from tests.support.manifests import fixture
+from tests.support.manifests import inference_podcliqueset
 from tests.support.paths import DEPLOY_CRDS
-from tests.unit.podgang.test_decide import converge, converged_on, replanned, with_condition
+from tests.support.simulated_cluster import converge, converged_on, replanned, with_condition
 
 AT = "2026-01-01T00:00:00Z"
-
-
-def inference() -> PodCliqueSet:
-    doc = fixture("podcliquesets/disaggregated-inference.yaml")
-    doc["spec"]["replicas"] = 1
-    doc["metadata"]["generation"] = 3
-    return from_object(doc, PodCliqueSet)
 
 
 def everything_exists(
@@ -62,21 +55,21 @@ def everything_exists(
 
 
 def test_nothing_yet_means_pending_gangs() -> None:
-    pcs = inference()
+    pcs = inference_podcliqueset()
     ready = progress.gangs_ready(pcs, plan_podgangs(pcs), {}, {}, backend="kai-scheduler", at=AT)
     assert (ready.status, ready.reason) == ("False", "PodGangsPending")
     assert ready.observed_generation == 3
 
 
 def test_scaled_gangs_held_back_say_they_wait_for_the_base_gang() -> None:
-    pcs = inference()
+    pcs = inference_podcliqueset()
     podgangs, pods = everything_exists(pcs, gated=True, bound=False)
     ready = progress.gangs_ready(pcs, plan_podgangs(pcs), podgangs, pods, backend="b", at=AT)
     assert (ready.status, ready.reason) == ("False", "WaitingForBaseGang")
 
 
 def test_all_lifted_is_ready_and_counts_the_available_replica() -> None:
-    pcs = inference()
+    pcs = inference_podcliqueset()
     plan = plan_podgangs(pcs)
     podgangs, pods = everything_exists(pcs, gated=False, bound=True)
     ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
@@ -87,7 +80,7 @@ def test_all_lifted_is_ready_and_counts_the_available_replica() -> None:
 
 
 def test_a_status_that_would_not_change_is_not_written() -> None:
-    pcs = inference()
+    pcs = inference_podcliqueset()
     plan = plan_podgangs(pcs)
     podgangs, pods = everything_exists(pcs, gated=False, bound=True)
     ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
@@ -102,7 +95,7 @@ def test_a_status_that_would_not_change_is_not_written() -> None:
 def test_a_status_read_back_through_the_view_is_not_written_again() -> None:
     """The view leaves zeros out (no replica available yet, no scaling group): the status
     as the read model shows it after the write still counts as written."""
-    pcs = inference()
+    pcs = inference_podcliqueset()
     plan = plan_podgangs(pcs)
     podgangs, pods = everything_exists(pcs, gated=True, bound=False)
     ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
@@ -120,7 +113,7 @@ def test_a_status_read_back_through_the_view_is_not_written_again() -> None:
 def test_the_status_written_is_what_the_crd_declares() -> None:
     """The API server prunes what the CRD does not declare: every field of the status
     podgang writes is declared by deploy/crds (generated from the view)."""
-    pcs = inference()
+    pcs = inference_podcliqueset()
     plan = plan_podgangs(pcs)
     podgangs, pods = everything_exists(pcs, gated=False, bound=True)
     ready = progress.gangs_ready(pcs, plan, podgangs, pods, backend="b", at=AT)
