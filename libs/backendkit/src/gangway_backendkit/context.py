@@ -43,7 +43,9 @@ class BackendContext:
     kube: Kube
     js: JetStreamContext
     subjects: Subjects
-    field_manager: str  # server-side apply: the backend owns only what it writes
+    # Who the API server records as writing the fields (managedFields): this backend alone;
+    # writes are creates and resourceVersion-checked updates, not server-side apply.
+    field_manager: str
     # What ensure() last wrote to each resource (the hash of what was asked for), until the
     # store shows that write.
     written: OwnWrites[ObjectKey, str] = field(default_factory=OwnWrites)

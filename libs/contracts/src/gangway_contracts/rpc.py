@@ -1,7 +1,7 @@
 """Request/reply payloads every backend serves: prepare-pods and validate.
 
 A backend is any process that answers these on its subjects
-(:func:`gangway_contracts.subjects.backend_subject`); nothing else binds it to Gangway.
+(:meth:`gangway_contracts.subjects.Subjects.backend`); nothing else binds it to Gangway.
 """
 
 from __future__ import annotations
