@@ -158,18 +158,16 @@ def _misuse(args: argparse.Namespace) -> str | None:
     return None
 
 
+SAY = partial(print, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
-    problem = _misuse(args)
-    given: SchedulerConfig | None = None
-    if args.config is not None and problem is None:
-        try:
-            given = load_operator_config(args.config.read_text())
-        except (OSError, FieldErrors) as exc:
-            problem = f"--config {args.config}: {exc}"
+    """The cluster (local, or the one given), then NATS and the services on it, until Ctrl-C;
+    everything started is stopped in reverse on the way out."""
+    given, problem = _given_config(args)
     if problem:
         print(f"up: {problem}", file=sys.stderr)
         return 2
-    say = partial(print, flush=True)
     with ExitStack() as stack:
         state = args.state_dir or Path(stack.enter_context(TemporaryDirectory(prefix="gangway-")))
         state.mkdir(parents=True, exist_ok=True)
@@ -178,12 +176,7 @@ def run(args: argparse.Namespace) -> int:
                 None
                 if args.kubeconfig
                 else _local_cluster(
-                    state,
-                    args.state_dir,
-                    stack,
-                    say,
-                    nodes=node_pool(args),
-                    given=given,
+                    state, args.state_dir, stack, SAY, nodes=node_pool(args), given=given
                 )
             )
         except APIError as exc:  # the API server refused a node as described by the flags
@@ -198,48 +191,84 @@ def run(args: argparse.Namespace) -> int:
         except (cluster.ClusterInUse, KubeError, OSError) as exc:
             print(f"up: the cluster of {kubeconfig}: {exc}", file=sys.stderr)
             return 1
-        config_file = _config_file(args.config, found, state)
-        config = given if given is not None else load_operator_config(config_file.read_text())
-        # JetStream on file in up's working directory (a temporary one unless --state-dir):
-        # a nats-server restart loses nothing; a user per service, as deploy/ runs it.
-        nats = LocalBus.start(
-            state / "nats", config, load_settings(ConsumerSettings), tls=args.nats_tls
+        running = _start_gangway(
+            args, stack, state=state, local=local, kubeconfig=kubeconfig, found=found, given=given
         )
-        stack.callback(nats.stop)
-        webhook_host = "127.0.0.1" if local else args.webhook_host
-        webhook = LocalWebhook.make(state / "admission", webhook_host or "127.0.0.1")
-        started = services_for(config)
-        services = LocalServices.start(
-            state / "logs",
-            {
-                "GANGWAY_NATS_URL": nats.url,
-                "GANGWAY_KUBECONFIG": str(kubeconfig),
-                "GANGWAY_CONFIG_FILE": str(config_file),
-            },
-            started,
-            {name: nats.settings_of(name) for name, _ in started}
-            | {"admission": nats.settings_of("admission") | webhook.settings},
-        )
-        stack.callback(services.stop)
-        if webhook_host:
-            asyncio.run(cluster.register(kubeconfig, webhook.registration()))
-            stack.callback(_deregister, kubeconfig)
-        env = {"KUBECONFIG": str(kubeconfig), "NATS_URL": nats.url}
-        if nats.ca is not None:  # gangway trace trusts the server by it
-            env["GANGWAY_NATS_CA"] = str(nats.ca)
-        if local:
-            env["PATH"] = f"{local.binaries.kubectl.parent}:{os.environ.get('PATH', '')}"
-        running = Running(local, found, nats.url, config_file, services, webhook, webhook_host)
-        for line in running.summary(config, env):
-            say(line)
-        say("Ctrl-C stops everything.")
+        env = running.environment()
+        for line in running.summary(running.config, env):
+            SAY(line)
+        SAY("Ctrl-C stops everything.")
         if args.ready_file:
             args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
         _wait_for_interrupt()
         # A second Ctrl-C must not cut the clean-up short and leave processes behind.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        say("stopping…")
+        SAY("stopping…")
     return 0
+
+
+def _given_config(args: argparse.Namespace) -> tuple[SchedulerConfig | None, str | None]:
+    """The --config given (None: up chooses one from what the cluster serves), or what is
+    wrong with the command line."""
+    problem = _misuse(args)
+    if args.config is None or problem is not None:
+        return None, problem
+    try:
+        return load_operator_config(args.config.read_text()), None
+    except (OSError, FieldErrors) as exc:
+        return None, f"--config {args.config}: {exc}"
+
+
+def _start_gangway(
+    args: argparse.Namespace,
+    stack: ExitStack,
+    *,
+    state: Path,
+    local: LocalCluster | None,
+    kubeconfig: Path,
+    found: cluster.Found,
+    given: SchedulerConfig | None,
+) -> Running:
+    """NATS with a user per service, the services as processes, the webhook registered;
+    each stopped by ``stack``."""
+    config_file = _config_file(args.config, found, state)
+    config = given if given is not None else load_operator_config(config_file.read_text())
+    # JetStream on file in up's working directory (a temporary one unless --state-dir):
+    # a nats-server restart loses nothing; a user per service, as deploy/ runs it.
+    nats = LocalBus.start(
+        state / "nats", config, load_settings(ConsumerSettings), tls=args.nats_tls
+    )
+    stack.callback(nats.stop)
+    webhook_host = "127.0.0.1" if local else args.webhook_host
+    webhook = LocalWebhook.make(state / "admission", webhook_host or "127.0.0.1")
+    started = services_for(config)
+    services = LocalServices.start(
+        state / "logs",
+        {
+            "GANGWAY_NATS_URL": nats.url,
+            "GANGWAY_KUBECONFIG": str(kubeconfig),
+            "GANGWAY_CONFIG_FILE": str(config_file),
+        },
+        started,
+        {name: nats.settings_of(name) for name, _ in started}
+        | {"admission": nats.settings_of("admission") | webhook.settings},
+    )
+    stack.callback(services.stop)
+    if webhook_host:
+        asyncio.run(cluster.register(kubeconfig, webhook.registration()))
+        stack.callback(_deregister, kubeconfig)
+    return Running(
+        local=local,
+        found=found,
+        nats_url=nats.url,
+        config_file=config_file,
+        services=services,
+        webhook=webhook,
+        webhook_host=webhook_host,
+        config=config,
+        kubeconfig=kubeconfig,
+        nats_ca=nats.ca,
+    )
 
 
 @dataclass(frozen=True)
@@ -309,6 +338,18 @@ class Running:
     services: LocalServices
     webhook: LocalWebhook
     webhook_host: str | None
+    config: SchedulerConfig
+    kubeconfig: Path
+    nats_ca: Path | None
+
+    def environment(self) -> dict[str, str]:
+        """What a shell needs to use what runs: kubectl's and gangway trace's settings."""
+        env = {"KUBECONFIG": str(self.kubeconfig), "NATS_URL": self.nats_url}
+        if self.nats_ca is not None:  # gangway trace trusts the server by it
+            env["GANGWAY_NATS_CA"] = str(self.nats_ca)
+        if self.local:
+            env["PATH"] = f"{self.local.binaries.kubectl.parent}:{os.environ.get('PATH', '')}"
+        return env
 
     def summary(self, config: SchedulerConfig, env: dict[str, str]) -> Iterator[str]:
         found, logs = self.found, self.services.workdir
