@@ -85,7 +85,8 @@ from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.nodes import NodePool
 from gangway_runtime import journal
-from gangway_runtime.kube import Kube, api_client
+from gangway_runtime.apiclient import api_client
+from gangway_runtime.kube import Kube
 from gangway_runtime.status import PODCLIQUESETS, PODS
 
 ROOT: Final = Path(__file__).resolve().parent.parent

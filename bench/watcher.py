@@ -34,7 +34,8 @@ from gangway_contracts.subjects import Subjects
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.processes import free_port
-from gangway_runtime.kube import ApiResource, Kube, api_client
+from gangway_runtime.apiclient import api_client
+from gangway_runtime.kube import ApiResource, Kube
 from gangway_runtime.objects import last_per_subject
 
 CORE_PODS = ApiResource("", "v1", "pods")

@@ -11,7 +11,8 @@ from typing import Any
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.api_client import ApiClient
 
-from gangway_runtime.kube import ApiSession, Kube
+from gangway_runtime.apiclient import ApiSession
+from gangway_runtime.kube import Kube
 
 FIELD_MANAGER = "gangway-tests"
 _OBJECT = {200: "object", 201: "object"}

@@ -18,7 +18,8 @@ from gangway_backend_kai.translate import PODGROUPS as KAI_PODGROUPS
 from gangway_backend_koordinator.translate import PODGROUPS as KOORDINATOR_PODGROUPS
 from gangway_backend_kube.backend import served_workload_version
 from gangway_backend_volcano.translate import PODGROUPS as VOLCANO_PODGROUPS
-from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
+from gangway_runtime.apiclient import api_client
+from gangway_runtime.kube import ApiResource, Kube, KubeError
 
 CRDS: Final = ApiResource("apiextensions.k8s.io", "v1", "customresourcedefinitions", False)
 WEBHOOK_CONFIGURATIONS: Final = ApiResource(

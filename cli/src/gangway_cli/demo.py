@@ -37,7 +37,8 @@ from gangway_contracts.pods import Pod
 from gangway_localcluster.nodes import is_ready
 from gangway_podgang.decide import initialized_status
 from gangway_podgang.plan import Plan, plan_podgangs
-from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
+from gangway_runtime.apiclient import api_client
+from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
 
 NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)

@@ -49,7 +49,8 @@ from gangway_contracts.permissions import (
 )
 from gangway_contracts.subjects import DEFAULT_PREFIX, Subjects
 from gangway_localcluster.certs import CertificateAuthority
-from gangway_runtime.kube import ApiResource, Kube, KubeError, api_client
+from gangway_runtime.apiclient import api_client
+from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.settings import ConsumerSettings, load_settings
 from gangway_runtime.streams import StreamConfigError, set_up, stream_configs
 

@@ -24,7 +24,8 @@ from gangway_cli.deploy import (
     ensure_webhook_certificate,
 )
 from gangway_contracts.permissions import password_variable
-from gangway_runtime.kube import Kube, api_client
+from gangway_runtime.apiclient import api_client
+from gangway_runtime.kube import Kube
 from tests.support.deploy import NAMESPACE, install_rbac, rendered
 from tests.support.environment import Cluster
 from tests.support.kube import server_side_apply

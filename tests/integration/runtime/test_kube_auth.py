@@ -20,7 +20,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_localcluster.controlplane import ADMIN_USER
-from gangway_runtime.kube import Kube, KubeconfigError, api_client
+from gangway_runtime.apiclient import KubeconfigError, api_client
+from gangway_runtime.kube import Kube
 from tests.support import environment
 from tests.support.kube import fresh_namespace
 
@@ -95,7 +96,7 @@ async def test_bearer_token_file_rotated_while_running(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("gangway_runtime.kube.CREDENTIALS_RELOAD_SECONDS", 0.0)
+    monkeypatch.setattr("gangway_runtime.apiclient.CREDENTIALS_RELOAD_SECONDS", 0.0)
     token_file = tmp_path / "token"
     token_file.write_text(await token_for(api, namespace, "first"))
     path = write_kubeconfig(
@@ -143,7 +144,7 @@ async def test_in_cluster_service_account_with_its_token_rotated(
     host, port = found["server"].removeprefix("https://").rsplit(":", 1)
     (tmp_path / "ca.crt").write_bytes(base64.b64decode(found["certificate-authority-data"]))
     (tmp_path / "token").write_text(await token_for(api, namespace, "pod"))
-    monkeypatch.setattr("gangway_runtime.kube.SERVICE_ACCOUNT", tmp_path)
+    monkeypatch.setattr("gangway_runtime.apiclient.SERVICE_ACCOUNT", tmp_path)
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
     monkeypatch.setattr(

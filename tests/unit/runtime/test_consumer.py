@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from nats.errors import NoRespondersError
 from nats.js.errors import BadRequestError, ServiceUnavailableError
 
+from gangway_runtime.apiclient import ConnectionLost
 from gangway_runtime.consumer import KeyQueue, Route, Transient, backoff, jittered, transient
-from gangway_runtime.kube import ConnectionLost, KubeError
+from gangway_runtime.kube import KubeError
 
 keys = st.sampled_from(["a", "b", "c"])
 slots = st.sampled_from(["", "x"])

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from gangway_localcluster.certs import CertificateAuthority
-from gangway_runtime.kube import ApiSession, KubeconfigError, api_client
+from gangway_runtime.apiclient import ApiSession, KubeconfigError, api_client
 
 CA = CertificateAuthority("test-ca")
 CLIENT = CA.issue("admin", orgs=("system:masters",))
@@ -67,7 +67,7 @@ async def test_a_token_file_is_read_again_after_a_while(
     (tmp_path / "token").write_text("first")
     path = kubeconfig(tmp_path, {"tokenFile": "token"})
     within_a_minute = await loaded(path)
-    monkeypatch.setattr("gangway_runtime.kube.CREDENTIALS_RELOAD_SECONDS", 0.0)
+    monkeypatch.setattr("gangway_runtime.apiclient.CREDENTIALS_RELOAD_SECONDS", 0.0)
     due_at_once = await loaded(path)
     (tmp_path / "token").write_text("second")
     assert await bearer(within_a_minute) == "Bearer first"
@@ -172,7 +172,7 @@ async def test_in_a_pod_the_service_account_is_used(
 ) -> None:
     (tmp_path / "token").write_text("pod-token")
     (tmp_path / "ca.crt").write_bytes(CA.cert_pem)
-    monkeypatch.setattr("gangway_runtime.kube.SERVICE_ACCOUNT", tmp_path)
+    monkeypatch.setattr("gangway_runtime.apiclient.SERVICE_ACCOUNT", tmp_path)
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
     session = await loaded(None)

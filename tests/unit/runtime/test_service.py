@@ -12,8 +12,9 @@ import aiohttp
 import pytest
 
 from gangway_runtime import tasks
-from gangway_runtime.service import CannotStart, connections, run
+from gangway_runtime.service import connections, run
 from gangway_runtime.settings import ServiceSettings
+from gangway_runtime.startup import CannotStart
 
 
 async def _cannot_start() -> None:

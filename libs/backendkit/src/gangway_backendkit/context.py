@@ -17,7 +17,7 @@ from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.objects import OwnWrites, last_record
-from gangway_runtime.service import CannotStart
+from gangway_runtime.startup import CannotStart
 
 # What a write made from a mirror behind the cluster meets.
 _BEHIND = (HTTPStatus.CONFLICT, HTTPStatus.NOT_FOUND)

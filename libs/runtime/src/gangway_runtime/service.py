@@ -15,20 +15,16 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
 from gangway_runtime import bus, tasks
-from gangway_runtime.kube import Kube, api_client
+from gangway_runtime.apiclient import api_client
+from gangway_runtime.kube import Kube
 from gangway_runtime.logs import configure_logging
 from gangway_runtime.probes import Probes
 from gangway_runtime.settings import ServiceSettings, load_settings
+from gangway_runtime.startup import CannotStart
 from gangway_runtime.streams import StreamReset, ensure_streams, until_made, watch_for_reset
 from gangway_runtime.tracing import TracingSettingError, setup_tracing
 
 log = logging.getLogger(__name__)
-
-
-class CannotStart(Exception):
-    """The environment lacks something the service needs (an API, a CRD, a setting); the
-    message says what and how to fix it. The process exits 2 instead of crash-looping on
-    a traceback."""
 
 
 @dataclass

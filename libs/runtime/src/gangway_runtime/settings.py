@@ -87,7 +87,7 @@ class ServiceSettings(BaseSettings):
     # Unset: in-cluster service account, else $KUBECONFIG / ~/.kube/config.
     kubeconfig: Path | None = None
     # Connections to the API server at once (HTTP/1.1: one request each; each TLS
-    # connection holds a 16 KiB read buffer: kube.TLS_READ_BUFFER). Requests beyond wait.
+    # connection holds a 16 KiB read buffer: apiclient.TLS_READ_BUFFER). Requests beyond wait.
     api_connections: Positive = 32
     http_host: str = "0.0.0.0"
     http_port: Port = 8080

@@ -30,7 +30,7 @@ from gangway_contracts.rpc import (
     ValidateRequest,
 )
 from gangway_runtime.kube import Kube
-from gangway_runtime.service import CannotStart
+from gangway_runtime.startup import CannotStart
 
 
 async def served_workload_version(kube: Kube) -> WorkloadVersion | None:
