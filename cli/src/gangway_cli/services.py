@@ -8,26 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Final
 
+from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import (
-    COSCHEDULING,
-    DEFAULT_SCHEDULER,
-    KAI_SCHEDULER,
-    KOORDINATOR,
-    VOLCANO,
     SchedulerConfig,
 )
 from gangway_localcluster import processes
-
-# The built-in backends' processes; an external backend is its vendor's to run.
-BACKEND_MODULES: Final = {
-    DEFAULT_SCHEDULER: "gangway_backend_kube",
-    KAI_SCHEDULER: "gangway_backend_kai",
-    COSCHEDULING: "gangway_backend_coscheduling",
-    KOORDINATOR: "gangway_backend_koordinator",
-    VOLCANO: "gangway_backend_volcano",
-}
 
 
 def services_for(config: SchedulerConfig) -> list[tuple[str, str]]:
@@ -35,11 +21,8 @@ def services_for(config: SchedulerConfig) -> list[tuple[str, str]]:
     watcher first (everyone reads its mirror), the podgang service, one backend per
     enabled profile, then admission (it asks the backends)."""
     found = [("watcher", "gangway_watcher"), ("podgang", "gangway_podgang")]
-    found += [
-        (f"backend-{name}", BACKEND_MODULES[name])
-        for name in config.enabled
-        if name in BACKEND_MODULES
-    ]
+    table = builtin_backends()  # an external backend is its vendor's to run
+    found += [(f"backend-{name}", table[name].service) for name in config.enabled if name in table]
     found.append(("admission", "gangway_admission"))
     return found
 

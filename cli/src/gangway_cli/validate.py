@@ -14,9 +14,10 @@ import asyncio
 from pathlib import Path
 
 from gangway_admission.verdict import AskBackend, Policy, evaluate
-from gangway_cli.backends import BUILTIN_BACKENDS, builtin_backend
+from gangway_cli.backends import builtin_backend
 from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import print_errors
+from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
@@ -83,7 +84,7 @@ def _validate(
             config,
             _in_process(config),
             levels,
-            Policy(unreachable=frozenset(set(config.enabled) - set(BUILTIN_BACKENDS))),
+            Policy(unreachable=frozenset(set(config.enabled) - set(builtin_backends()))),
         )
     )
     notes += [f"skipped: {s}" for s in verdict.skipped]

@@ -14,7 +14,7 @@ import nats
 import pytest
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from gangway_contracts.resources import WORKLOADS
+from gangway_backend_kube.builtin import WORKLOADS
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime.tracing import trace_id_hex, workload_context
 from tests.integration.watcher.conftest import labelled, podgang

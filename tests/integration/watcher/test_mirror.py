@@ -11,9 +11,10 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
+from gangway_backend_kai.builtin import KAI_PODGROUPS
 from gangway_contracts.codec import from_json
 from gangway_contracts.records import ObjectRecord
-from gangway_contracts.resources import KAI_PODGROUPS, PODCLIQUESETS, PODGANGS, PODS
+from gangway_contracts.resources import PODCLIQUESETS, PODGANGS, PODS
 from gangway_contracts.subjects import (
     MSG_ID_HEADER,
     TRACEPARENT_HEADER,

@@ -10,8 +10,9 @@ from hypothesis import given
 
 from gangway_backend_coscheduling import translate
 from gangway_backend_coscheduling.backend import CoschedulingBackend
+from gangway_backend_coscheduling.builtin import CoschedulingConfig
 from gangway_contracts.codec import from_object
-from gangway_contracts.config import CoschedulingConfig, parse_scheduler_config
+from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
 from gangway_podgang.plan import plan_podgangs

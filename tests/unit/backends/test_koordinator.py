@@ -7,7 +7,8 @@ from typing import Any
 
 from gangway_backend_koordinator import translate
 from gangway_backend_koordinator.backend import KoordinatorBackend
-from gangway_contracts.config import KoordinatorConfig, parse_scheduler_config
+from gangway_backend_koordinator.builtin import KoordinatorConfig
+from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
 from tests.unit.backends.builders import pod, podcliqueset, podgang, with_pods
 

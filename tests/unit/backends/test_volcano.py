@@ -10,9 +10,10 @@ from hypothesis import given
 
 from gangway_backend_volcano import translate
 from gangway_backend_volcano.backend import VolcanoBackend
+from gangway_backend_volcano.builtin import VolcanoConfig
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
-from gangway_contracts.config import VolcanoConfig, parse_scheduler_config
+from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
 from gangway_podgang.plan import plan_podgangs

@@ -6,12 +6,9 @@ from typing import Any
 
 import pytest
 
+from gangway_backend_kube.builtin import KubeSchedulerConfig
 from gangway_contracts.codec import from_object
-from gangway_contracts.config import (
-    KubeSchedulerConfig,
-    load_operator_config,
-    parse_scheduler_config,
-)
+from gangway_contracts.config import load_operator_config, parse_scheduler_config
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.resources import backend_resources
@@ -265,7 +262,8 @@ def test_typed_configs() -> None:
             ]
         }
     )
-    assert config.kube_config() == KubeSchedulerConfig(gang_scheduling=True)
+    kube = config.builtin_config("default-scheduler", KubeSchedulerConfig)
+    assert kube == KubeSchedulerConfig(gang_scheduling=True)
     assert config.profiles["my-scheduler"].config == {"anything": [1, 2]}
 
 

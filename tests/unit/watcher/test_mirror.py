@@ -7,8 +7,9 @@ from typing import Any
 import msgspec
 import pytest
 
+from gangway_backend_kai.builtin import KAI_PODGROUPS
 from gangway_contracts import labels
-from gangway_contracts.resources import KAI_PODGROUPS, PODCLIQUESETS, PODGANGS, PODS
+from gangway_contracts.resources import PODCLIQUESETS, PODGANGS, PODS
 from gangway_contracts.subjects import ObjectKey
 from gangway_watcher.mirror import (
     decode_event,

@@ -31,16 +31,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Final, Literal, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
+from gangway_contracts.backend_config import BackendConfig, NamedSchedulerConfig
+from gangway_contracts.builtin import builtin, builtin_backends
 from gangway_contracts.errors import FieldError, FieldErrors, field_path, pydantic_errors
 from gangway_contracts.grove import PodCliqueSet
-from gangway_contracts.k8s import is_dns_label, is_dns_subdomain
+from gangway_contracts.k8s import is_dns_label
 
 M = TypeVar("M", bound="BackendConfig")
 W = TypeVar("W", bound=BaseModel)
@@ -50,12 +52,16 @@ COSCHEDULING: Final = "coscheduling"
 KOORDINATOR: Final = "koordinator"
 VOLCANO: Final = "volcano"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
-ALIASES: Final = {"kube-scheduler": DEFAULT_SCHEDULER}
+
+
+def aliases() -> dict[str, str]:
+    """Other names of the built-in backends (kube-scheduler → default-scheduler)."""
+    return {alias: b.name for b in builtin_backends().values() for alias in b.aliases}
 
 
 def canonical_name(name: str) -> str:
     """The backend a scheduler name means: aliases resolved (kube-scheduler → default)."""
-    return ALIASES.get(name, name)
+    return aliases().get(name, name)
 
 
 # "<plural>.<group>/<version>": a resource of an API group (never core), at one version.
@@ -65,95 +71,8 @@ RESOURCE_REF: Final = re.compile(
 )
 
 
-class BackendConfig(BaseModel):
-    """A built-in backend's ``config``: camelCase keys, unknown ones refused, read strictly
-    (a quoted "false" is a mistake to report, not a string to coerce)."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True
-    )
-
-
-class KubeSchedulerConfig(BackendConfig):
-    """default-scheduler: with gangScheduling, PodGangs become Workload API objects."""
-
-    gang_scheduling: bool = False
-
-
-class KaiSchedulerConfig(BackendConfig):
-    """kai-scheduler: no options yet; the type exists so unknown keys are caught."""
-
-
-class NamedSchedulerConfig(BackendConfig):
-    """A backend whose scheduler runs beside the default one under a name of its own."""
-
-    # The scheduler (profile) its pods are handed to.
-    scheduler_name: str
-
-    @field_validator("scheduler_name")
-    @classmethod
-    def _scheduler_name(cls, value: str) -> str:
-        if not is_dns_label(value):
-            raise ValueError("must be a DNS-1123 label: the pods' schedulerName")
-        return value
-
-
-class SecondSchedulerConfig(NamedSchedulerConfig):
-    """A second scheduler that holds a gang's first pods for a while waiting for the rest."""
-
-    # How long a gang's first placed pods wait for the rest before all are released and
-    # retried; unset: the scheduler's own default.
-    schedule_timeout_seconds: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
-
-
-class CoschedulingConfig(SecondSchedulerConfig):
-    """coscheduling: scheduler-plugins' Coscheduling plugin; one PodGroup per PodGang. Its
-    timeout default is the plugin's permitWaitingTimeSeconds (60 s)."""
-
-    # The name scheduler-plugins' own second-scheduler install gives it.
-    scheduler_name: str = "scheduler-plugins-scheduler"
-
-
-class KoordinatorConfig(SecondSchedulerConfig):
-    """koordinator: Koordinator's koord-scheduler; one gang per podgroup, the PodGang's gangs
-    one GangGroup. Its timeout default is the plugin's defaultTimeout (600 s)."""
-
-    scheduler_name: str = "koord-scheduler"
-    # Strict: a member failing in a cycle releases the gang's members placed in that cycle;
-    # NonStrict: placed members keep their places while the gang fills.
-    mode: Literal["Strict", "NonStrict"] = "Strict"
-    # Which pods count towards a gang's minimum; unset: the scheduler's default
-    # (once-satisfied).
-    match_policy: Literal["once-satisfied", "only-waiting", "waiting-and-running"] | None = None
-
-
-class VolcanoConfig(NamedSchedulerConfig):
-    """volcano: Volcano's vc-scheduler; one PodGroup per PodGang, in a queue. It holds no
-    placed pod waiting (a gang binds whole in one session), so there is no timeout."""
-
-    scheduler_name: str = "volcano"
-    # The queue of a PodCliqueSet that names none: Volcano's own default, which its scheduler
-    # creates at start.
-    default_queue: str = "default"
-
-    @field_validator("default_queue")
-    @classmethod
-    def _queue_name(cls, value: str) -> str:
-        if not is_dns_subdomain(value):
-            raise ValueError("must be a DNS-1123 subdomain: the name of a Volcano Queue")
-        return value
-
-
 # Profile names Grove's operator configuration takes that Gangway provides no backend for.
 GROVE_ONLY_BACKENDS: Final = {"lpx-scheduler": "Grove's LPX scheduler backend"}
-
-BUILTIN_CONFIG: Final[dict[str, type[BackendConfig]]] = {
-    DEFAULT_SCHEDULER: KubeSchedulerConfig,
-    KAI_SCHEDULER: KaiSchedulerConfig,
-    COSCHEDULING: CoschedulingConfig,
-    KOORDINATOR: KoordinatorConfig,
-    VOLCANO: VolcanoConfig,
-}
 
 
 class _Written(BaseModel):
@@ -280,11 +199,6 @@ class SchedulerConfig:
         profile = self.profiles.get(name)
         return profile.config if profile and isinstance(profile.config, model) else None
 
-    def kube_config(self) -> KubeSchedulerConfig:
-        config = self.profiles[DEFAULT_SCHEDULER].config
-        assert isinstance(config, KubeSchedulerConfig)
-        return config
-
 
 class _SchedulerNameOnly(msgspec.Struct, rename="camel"):
     scheduler_name: str | None = None
@@ -302,7 +216,7 @@ def _POD_SPEC(i: int) -> tuple[str | int, ...]:  # noqa: N802 - reads as a path 
 def _resolve_external(at: tuple[str, str, int], p: _Profile) -> Profile | list[FieldError]:
     """A third-party backend: a DNS-1123 name and the resources the watcher mirrors for it."""
     name = canonical_name(p.name)
-    if name in BUILTIN_CONFIG:
+    if name in builtin_backends():
         reason = f'"{p.name}" is a built-in backend and cannot be external'
         return [FieldError(field=field_path(*at, "external"), reason=reason)]
     if not is_dns_label(name):
@@ -333,8 +247,9 @@ def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
     if p.external:
         return _resolve_external(at, p)
     name = canonical_name(p.name)
-    if name not in BUILTIN_CONFIG:
-        supported = ", ".join(sorted([*BUILTIN_CONFIG, *ALIASES]))
+    table = builtin_backends()
+    if name not in table:
+        supported = ", ".join(sorted([*table, *aliases()]))
         known = GROVE_ONLY_BACKENDS.get(name)
         reason = (
             f'"{p.name}" is {known}, which Gangway has no backend for (supported are '
@@ -349,7 +264,7 @@ def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
         reason = f'"{p.name}" is a built-in backend: its resources are known'
         return [FieldError(field=field_path(*at, "resources"), reason=reason)]
     try:
-        config = _read(BUILTIN_CONFIG[name], p.config or {}, *at, "config")
+        config = _read(table[name].config, p.config or {}, *at, "config")
     except FieldErrors as exc:
         return list(exc.errors)
     return Profile(name=name, config=config)
@@ -431,7 +346,8 @@ def parse_scheduler_config(section: Any) -> SchedulerConfig:
 
     # default-scheduler is always enabled (GREP-375), listed or not.
     profiles.setdefault(
-        DEFAULT_SCHEDULER, Profile(name=DEFAULT_SCHEDULER, config=KubeSchedulerConfig())
+        DEFAULT_SCHEDULER,
+        Profile(name=DEFAULT_SCHEDULER, config=builtin(DEFAULT_SCHEDULER).config()),
     )
     errors += _scheduler_name_clashes(profiles, index)
     default = _resolve_default(raw, profiles, index)

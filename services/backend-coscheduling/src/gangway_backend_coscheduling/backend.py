@@ -4,12 +4,13 @@ scheduler whose profile enables the Coscheduling plugin."""
 from __future__ import annotations
 
 from gangway_backend_coscheduling import translate
+from gangway_backend_coscheduling.builtin import CoschedulingConfig
 from gangway_backend_coscheduling.translate import NAME, PODGROUPS
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, Synced
-from gangway_contracts.config import CoschedulingConfig, SchedulerConfig
+from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (

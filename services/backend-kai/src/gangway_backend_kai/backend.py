@@ -13,6 +13,7 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
+from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang, podcliqueset_of
 from gangway_contracts.records import ObjectRecord
@@ -29,6 +30,11 @@ from gangway_runtime.status import PODGANGS
 class KaiBackend:
     name = NAME
     capabilities = Capabilities(gang=True, topology=True, queues=True)
+
+    @classmethod
+    def from_config(cls, config: SchedulerConfig) -> KaiBackend:
+        """Its profile has no options yet."""
+        return cls()
 
     async def init(self, ctx: BackendContext) -> None:
         await ctx.require(

@@ -6,12 +6,13 @@ from __future__ import annotations
 import msgspec
 
 from gangway_backend_koordinator import translate
+from gangway_backend_koordinator.builtin import KoordinatorConfig
 from gangway_backend_koordinator.translate import NAME, PODGROUPS
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, Synced
-from gangway_contracts.config import KoordinatorConfig, SchedulerConfig
+from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (

@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from gangway_backend_kube import translate
+from gangway_backend_kube.builtin import KubeSchedulerConfig
 from gangway_backend_kube.translate import (
     GROUP,
     NAME,
@@ -20,7 +21,7 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Synced
-from gangway_contracts.config import KubeSchedulerConfig, SchedulerConfig
+from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (

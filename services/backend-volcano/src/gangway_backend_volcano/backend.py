@@ -4,12 +4,13 @@ podgroup a task with its own minimum, pods handed to vc-scheduler."""
 from __future__ import annotations
 
 from gangway_backend_volcano import translate
+from gangway_backend_volcano.builtin import VolcanoConfig
 from gangway_backend_volcano.translate import NAME, PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, Synced, SyncFailed
-from gangway_contracts.config import SchedulerConfig, VolcanoConfig
+from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang, podcliqueset_of
 from gangway_contracts.records import ObjectRecord

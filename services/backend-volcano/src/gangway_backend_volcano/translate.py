@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from gangway_backend_volcano.builtin import VolcanoConfig
 from gangway_backendkit import queues
 from gangway_backendkit.checks import without_topology
 from gangway_backendkit.converge import carried_metadata
@@ -32,7 +33,7 @@ from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest
 from gangway_backendkit.queues import Queue
 from gangway_contracts import labels
-from gangway_contracts.config import VOLCANO, VolcanoConfig
+from gangway_contracts.config import VOLCANO
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import UnsupportedFeature

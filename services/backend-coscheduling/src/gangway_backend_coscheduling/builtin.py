@@ -1,0 +1,36 @@
+"""coscheduling (scheduler-plugins' Coscheduling), as the table of built-in backends knows it."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from gangway_contracts.backend_config import SecondSchedulerConfig
+from gangway_contracts.builtin import BuiltinBackend
+from gangway_contracts.config import COSCHEDULING
+from gangway_contracts.mirrored import MirroredResource, backend_resource
+
+
+class CoschedulingConfig(SecondSchedulerConfig):
+    """coscheduling: scheduler-plugins' Coscheduling plugin; one PodGroup per PodGang. Its
+    timeout default is the plugin's permitWaitingTimeSeconds (60 s)."""
+
+    # The name scheduler-plugins' own second-scheduler install gives it.
+    scheduler_name: str = "scheduler-plugins-scheduler"
+
+
+COSCHEDULING_PODGROUPS: Final = backend_resource(
+    COSCHEDULING, "podgroups", "scheduling.x-k8s.io", "v1alpha1"
+)
+
+
+def mirrored(config: CoschedulingConfig) -> tuple[MirroredResource, ...]:
+    return (COSCHEDULING_PODGROUPS,)
+
+
+BACKEND: Final = BuiltinBackend(
+    name=COSCHEDULING,
+    config=CoschedulingConfig,
+    service="gangway_backend_coscheduling",
+    factory="gangway_backend_coscheduling.backend:CoschedulingBackend.from_config",
+    mirrored=mirrored,
+)

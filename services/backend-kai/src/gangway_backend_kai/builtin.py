@@ -1,0 +1,30 @@
+"""kai-scheduler, as the table of built-in backends knows it."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from gangway_contracts.backend_config import BackendConfig
+from gangway_contracts.builtin import BuiltinBackend
+from gangway_contracts.config import KAI_SCHEDULER
+from gangway_contracts.mirrored import MirroredResource, backend_resource
+
+
+class KaiSchedulerConfig(BackendConfig):
+    """kai-scheduler: no options yet; the type exists so unknown keys are caught."""
+
+
+KAI_PODGROUPS: Final = backend_resource(KAI_SCHEDULER, "podgroups", "scheduling.run.ai", "v2alpha2")
+
+
+def mirrored(config: KaiSchedulerConfig) -> tuple[MirroredResource, ...]:
+    return (KAI_PODGROUPS,)
+
+
+BACKEND: Final = BuiltinBackend(
+    name=KAI_SCHEDULER,
+    config=KaiSchedulerConfig,
+    service="gangway_backend_kai",
+    factory="gangway_backend_kai.backend:KaiBackend.from_config",
+    mirrored=mirrored,
+)

@@ -1,0 +1,48 @@
+"""volcano (Volcano's vc-scheduler), as the table of built-in backends knows it."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import field_validator
+
+from gangway_contracts.backend_config import NamedSchedulerConfig
+from gangway_contracts.builtin import BuiltinBackend
+from gangway_contracts.config import VOLCANO
+from gangway_contracts.k8s import is_dns_subdomain
+from gangway_contracts.mirrored import MirroredResource, backend_resource
+
+
+class VolcanoConfig(NamedSchedulerConfig):
+    """volcano: Volcano's vc-scheduler; one PodGroup per PodGang, in a queue. It holds no
+    placed pod waiting (a gang binds whole in one session), so there is no timeout."""
+
+    scheduler_name: str = "volcano"
+    # The queue of a PodCliqueSet that names none: Volcano's own default, which its scheduler
+    # creates at start.
+    default_queue: str = "default"
+
+    @field_validator("default_queue")
+    @classmethod
+    def _queue_name(cls, value: str) -> str:
+        if not is_dns_subdomain(value):
+            raise ValueError("must be a DNS-1123 subdomain: the name of a Volcano Queue")
+        return value
+
+
+VOLCANO_PODGROUPS: Final = backend_resource(
+    VOLCANO, "podgroups", "scheduling.volcano.sh", "v1beta1"
+)
+
+
+def mirrored(config: VolcanoConfig) -> tuple[MirroredResource, ...]:
+    return (VOLCANO_PODGROUPS,)
+
+
+BACKEND: Final = BuiltinBackend(
+    name=VOLCANO,
+    config=VolcanoConfig,
+    service="gangway_backend_volcano",
+    factory="gangway_backend_volcano.backend:VolcanoBackend.from_config",
+    mirrored=mirrored,
+)
