@@ -10,7 +10,7 @@ from nats.js import JetStreamContext
 from prometheus_client import Counter
 
 from gangway_backendkit import converge
-from gangway_backendkit.protocol import Manifest
+from gangway_backendkit.manifest import Manifest
 from gangway_contracts.grove import PodCliqueSet, PodCliqueSetSpec
 from gangway_contracts.k8s import ObjectMeta, Wire
 from gangway_contracts.records import ObjectRecord

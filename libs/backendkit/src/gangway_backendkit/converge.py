@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import msgspec
 
-from gangway_backendkit.protocol import Manifest
+from gangway_backendkit.manifest import Manifest
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang
 from gangway_runtime.kube import ApiResource, Kube, KubeError

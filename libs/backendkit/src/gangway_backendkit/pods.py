@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gangway_backendkit.protocol import Manifest
+from gangway_backendkit.manifest import Manifest
 from gangway_contracts import labels
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodGang

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from gangway_backendkit.manifest import Manifest
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
@@ -17,8 +18,7 @@ from gangway_contracts.rpc import (
 if TYPE_CHECKING:
     from gangway_backendkit.context import BackendContext
 
-# A Kubernetes object as JSON-able data.
-Manifest = dict[str, Any]
+__all__ = ["Backend", "Capabilities", "Manifest", "SyncFailed", "Synced"]
 
 
 @dataclass(frozen=True)
