@@ -15,7 +15,7 @@ release it serves whole; the three sample modules, which nothing imports and who
 the checksum database does not know, stay at v0.34.3. The CRD comes from the same module
 download as the binary.
 
-    python -m gangway_localcluster.build --write-module   # regenerates tools/scheduler-plugins
+    python -m gangway_localcluster --write-module   # regenerates tools/scheduler-plugins
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 and the proxy answers those 403 (not 404), which stops it; a wrapper module
 (``tools/helm``) requiring helm.sh/helm/v4 builds the command instead.
 
-    python -m gangway_localcluster.build --write-module   # regenerates tools/helm
+    python -m gangway_localcluster --write-module   # regenerates tools/helm
 """
 
 from __future__ import annotations

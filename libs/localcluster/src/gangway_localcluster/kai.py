@@ -13,7 +13,7 @@ version list, which the proxy does not serve. So a small wrapper module (``tools
 requires KAI with KAI's own pins, unchanged, and builds its two commands; ``go.sum`` pins
 every checksum. The CRDs come from the same module download, so they match the binaries.
 
-    python -m gangway_localcluster.build --write-module   # regenerates tools/kai too
+    python -m gangway_localcluster --write-module   # regenerates tools/kai too
 """
 
 from __future__ import annotations

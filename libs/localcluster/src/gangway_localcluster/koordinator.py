@@ -16,7 +16,7 @@ CRD in the release's ``config/crd/bases`` comes from the same module download: t
 other plugins list and watch Reservations, Devices, NodeMetrics and ElasticQuotas even when no
 profile enables them.
 
-    python -m gangway_localcluster.build --write-module   # regenerates tools/koordinator
+    python -m gangway_localcluster --write-module   # regenerates tools/koordinator
 """
 
 from __future__ import annotations

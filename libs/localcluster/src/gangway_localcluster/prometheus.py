@@ -5,7 +5,7 @@ Prometheus's go.mod replaces modules, so ``go install`` refuses it; a wrapper mo
 (``tools/prometheus``) copies its requirements and replaces. Built without its web UI's
 assets (served from disk only, and not needed: the bench uses the HTTP API).
 
-    python -m gangway_localcluster.build --write-module   # regenerates tools/prometheus
+    python -m gangway_localcluster --write-module   # regenerates tools/prometheus
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ same version and replaces the Kubernetes staging modules at v0.30.2, so ``go ins
 refuses it; the wrapper module (``tools/volcano``) copies its requirements and replaces. The
 CRDs come from the same module download as the binary.
 
-    python -m gangway_localcluster.build --write-module   # regenerates tools/volcano
+    python -m gangway_localcluster --write-module   # regenerates tools/volcano
 """
 
 from __future__ import annotations

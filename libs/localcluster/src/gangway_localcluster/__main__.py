@@ -1,0 +1,52 @@
+"""``python -m gangway_localcluster``: build (or reuse) every binary the local cluster runs,
+and print where each is; ``--write-module`` regenerates the wrapper modules under tools/.
+
+Its own module: the schedulers' modules build with ``build``'s helpers, so ``build`` cannot
+import them back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gangway_localcluster import build, coscheduling, helm, kai, koordinator, prometheus, volcano
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=build.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--write-module",
+        action="store_true",
+        help="regenerate the wrapper modules under tools/ (go.mod and go.sum) for the pinned "
+        "versions",
+    )
+    args = parser.parse_args(argv)
+    if args.write_module:
+        build.write_module(build.KUBERNETES_VERSION, build.TOOLS_MODULE)
+        kai.write_module()
+        coscheduling.write_module()
+        koordinator.write_module()
+        volcano.write_module()
+        helm.write_module()
+        prometheus.write_module()
+        return 0
+    binaries = build.ensure_binaries(log=True)
+    scheduler = kai.ensure_kai(log=True)
+    paths = {
+        **{f.replace("_", "-"): getattr(binaries, f) for f in build.BINARY_FIELDS},
+        "kai-scheduler": scheduler.scheduler,
+        "kai-binder": scheduler.binder,
+        **{s.binary: s.build(log=True) for s in (coscheduling.SCHEDULER, koordinator.SCHEDULER)},
+        volcano.BINARY: volcano.VOLCANO.build(log=True) / volcano.BINARY,
+        helm.BINARY: helm.ensure_helm(log=True),
+    }
+    for name, path in paths.items():
+        print(f"{name}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
