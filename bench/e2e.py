@@ -79,8 +79,8 @@ from gangway_contracts.config import (
 )
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import Subjects
-from gangway_localcluster import coscheduling, kai, koordinator, volcano
-from gangway_localcluster.controlplane import ControlPlane
+from gangway_localcluster import kai
+from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 from gangway_localcluster.nodes import NodePool
@@ -279,19 +279,13 @@ async def bench(run: Run) -> dict[str, Any]:
     config_file = work / "operator-config.yaml"
     config_file.write_text(yaml.safe_dump(run.config()))
     config = load_operator_config(config_file.read_text())
-    on_kai = run.placed and run.scheduler == KAI_SCHEDULER
-    on_coscheduling = run.placed and run.scheduler == COSCHEDULING
-    on_koordinator = run.placed and run.scheduler == KOORDINATOR
-    on_volcano = run.placed and run.scheduler == VOLCANO
+    local = LOCAL_SCHEDULERS.get(run.scheduler) if run.placed else None
     with (
         ControlPlane.start(
             controller_manager=False,
             crds=crd_files(schedulers=True),
             scheduling=run.placed,
-            kai=on_kai,
-            coscheduling=coscheduling.SCHEDULER_NAME if on_coscheduling else None,
-            koordinator=koordinator.SCHEDULER_NAME if on_koordinator else None,
-            volcano=volcano.SCHEDULER_NAME if on_volcano else None,
+            schedulers={local.backend: local.scheduler_name} if local else {},
         ) as cp,
         NatsServer.start() as server,
     ):

@@ -31,8 +31,7 @@ import yaml
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_cli.cluster import CRDS, WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
-from gangway_localcluster import coscheduling, koordinator, volcano
-from gangway_localcluster.controlplane import APIError, ControlPlane
+from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, APIError, ControlPlane
 from gangway_localcluster.crds import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_localcluster.nodes import NodePool
 from tests.support.kube import admin_client
@@ -56,10 +55,7 @@ def e2e_cluster() -> Iterator[ControlPlane]:
     with ControlPlane.start(
         crds=[CLUSTER_TOPOLOGY_BINDINGS],
         scheduling=True,
-        kai=True,
-        coscheduling=coscheduling.SCHEDULER_NAME,
-        koordinator=koordinator.SCHEDULER_NAME,
-        volcano=volcano.SCHEDULER_NAME,
+        schedulers={s.backend: s.scheduler_name for s in LOCAL_SCHEDULERS.values()},
     ) as cp:
         yield cp
 

@@ -13,11 +13,9 @@ from typing import Any, Final
 import msgspec
 import yaml
 
-from gangway_backend_coscheduling.translate import PODGROUPS as COSCHEDULING_PODGROUPS
-from gangway_backend_kai.translate import PODGROUPS as KAI_PODGROUPS
-from gangway_backend_koordinator.translate import PODGROUPS as KOORDINATOR_PODGROUPS
 from gangway_backend_kube.backend import served_workload_version
-from gangway_backend_volcano.translate import PODGROUPS as VOLCANO_PODGROUPS
+from gangway_contracts.builtin import builtin_backends
+from gangway_contracts.config import DEFAULT_SCHEDULER
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 
@@ -43,10 +41,9 @@ class Found:
     server: str
     version: str
     installed: list[str]  # Gangway's CRDs ``up`` had to install (the others were there)
-    kai: bool
-    coscheduling: bool  # scheduler-plugins' PodGroups
-    koordinator: bool  # Koordinator's PodGroups (scheduling.sigs.k8s.io)
-    volcano: bool  # Volcano's PodGroups (scheduling.volcano.sh)
+    # The built-in backends besides default-scheduler whose resources the cluster serves (their
+    # schedulers' CRDs are installed): those the embedded configuration enables.
+    served: frozenset[str]
     workload_api: str | None
 
 
@@ -71,12 +68,25 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
             server=session.server,
             version=version,
             installed=installed,
-            kai=await kube.serves(KAI_PODGROUPS),
-            coscheduling=await kube.serves(COSCHEDULING_PODGROUPS),
-            koordinator=await kube.serves(KOORDINATOR_PODGROUPS),
-            volcano=await kube.serves(VOLCANO_PODGROUPS),
+            served=await _served_backends(kube),
             workload_api=await served_workload_version(kube),
         )
+
+
+async def _served_backends(kube: Kube) -> frozenset[str]:
+    """The built-in backends (default-scheduler aside: the Workload API says for it) every
+    resource of which the cluster serves."""
+    served = set()
+    for name, backend in builtin_backends().items():
+        if name == DEFAULT_SCHEDULER:
+            continue
+        resources = [
+            ApiResource(r.group, r.versions[0], r.plural, r.namespaced)
+            for r in backend.mirrored(backend.config())
+        ]
+        if resources and all([await kube.serves(resource) for resource in resources]):
+            served.add(name)
+    return frozenset(served)
 
 
 async def register(kubeconfig: Path, registration: dict[str, Any]) -> None:

@@ -37,27 +37,19 @@ from gangway_admission.webhook import PATH
 from gangway_cli import cluster
 from gangway_cli.localbus import LocalBus
 from gangway_cli.services import LocalServices, services_for
+from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import (
-    COSCHEDULING,
     DEFAULT_SCHEDULER,
     KAI_SCHEDULER,
-    KOORDINATOR,
-    VOLCANO,
     SchedulerConfig,
     load_operator_config,
 )
 from gangway_contracts.errors import FieldErrors
-from gangway_localcluster import coscheduling as scheduler_plugins
-from gangway_localcluster import koordinator as koord
-from gangway_localcluster import volcano as vc
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
-from gangway_localcluster.controlplane import APIError, ControlPlane
+from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, APIError, ControlPlane
 from gangway_localcluster.crds import crd_files, gangway_crds
 from gangway_localcluster.kai import (
-    DEFAULT_PARENT_QUEUE,
-    DEFAULT_QUEUE,
-    KAI_VERSION,
     QUEUES_PATH,
     default_queues,
 )
@@ -287,9 +279,13 @@ def _local_cluster(
     nodes: NodePool,
     given: SchedulerConfig | None,
 ) -> LocalCluster:
-    # KAI, Coscheduling, Koordinator and Volcano run here unless a configuration leaves
-    # their profiles out (the default enables them all).
-    kai = given is None or KAI_SCHEDULER in given.enabled
+    # Every local scheduler runs here unless a configuration leaves its backend's profile out
+    # (the default enables them all), serving the schedulerName its profile names.
+    schedulers = {
+        local.backend: name
+        for local in LOCAL_SCHEDULERS.values()
+        if (name := _scheduler_name(given, local.backend, local.scheduler_name))
+    }
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
     cp = ControlPlane.start(
@@ -297,13 +293,10 @@ def _local_cluster(
         workdir=state / "cluster" if keep else None,
         crds=crd_files(),
         scheduling=True,
-        kai=kai,
-        coscheduling=_scheduler_name(given, COSCHEDULING, scheduler_plugins.SCHEDULER_NAME),
-        koordinator=_scheduler_name(given, KOORDINATOR, koord.SCHEDULER_NAME),
-        volcano=_scheduler_name(given, VOLCANO, vc.SCHEDULER_NAME),
+        schedulers=schedulers,
     )
     stack.callback(cp.stop)
-    if kai:
+    if KAI_SCHEDULER in cp.schedulers:
         for queue in default_queues():
             cp.create(QUEUES_PATH, queue)
     if nodes.count:
@@ -362,35 +355,16 @@ class Running:
                 f"({nodes.cpu} CPU, {nodes.memory}, {nodes.gpus} nvidia.com/gpu each; "
                 f"racks of {nodes.hosts_per_rack})"
             )
-            if self.local.cp.kai:
-                yield (
-                    f"  kai-scheduler and kai-binder (KAI v{KAI_VERSION}); "
-                    f"KAI queue {DEFAULT_QUEUE} (under {DEFAULT_PARENT_QUEUE}) for the demo"
-                )
-            if self.local.cp.coscheduling:
-                name = _scheduler_name(config, COSCHEDULING, "")
-                yield (
-                    f"  scheduler-plugins v{scheduler_plugins.SCHEDULER_PLUGINS_VERSION} with "
-                    f"Coscheduling, as {name}"
-                )
-            if self.local.cp.koordinator:
-                name = _scheduler_name(config, KOORDINATOR, "")
-                yield f"  Koordinator v{koord.KOORDINATOR_VERSION}'s koord-scheduler, as {name}"
-            if self.local.cp.volcano:
-                name = _scheduler_name(config, VOLCANO, "")
-                yield (
-                    f"  Volcano v{vc.VOLCANO_VERSION}'s vc-scheduler, as {name}; "
-                    f"Volcano queue {vc.DEFAULT_QUEUE}"
-                )
+            for backend, name in self.local.cp.schedulers.items():
+                local = LOCAL_SCHEDULERS[backend]
+                yield f"  {local.title}, as {name}" + (f"; {local.note}" if local.note else "")
         else:
             yield f"Existing cluster, Kubernetes {found.version} at {found.server}"
         yield f"  kubeconfig: {env['KUBECONFIG']}"
         served = {True: "served", False: "not served"}
-        yield (
-            f"  Workload API (scheduling.k8s.io): {workload_api}; KAI: {served[found.kai]}; "
-            f"Coscheduling PodGroups: {served[found.coscheduling]}; "
-            f"Koordinator PodGroups: {served[found.koordinator]}; "
-            f"Volcano PodGroups: {served[found.volcano]}"
+        others = [n for n in builtin_backends() if n != DEFAULT_SCHEDULER]
+        yield f"  Workload API (scheduling.k8s.io): {workload_api}; " + "; ".join(
+            f"{name}'s resources: {served[name in found.served]}" for name in others
         )
         if self.local:
             crds = self.local.cp.crds
@@ -502,19 +476,13 @@ def registration_by_url(
 
 def default_config(found: cluster.Found) -> dict[str, Any]:
     """The embedded operator configuration, from what the cluster serves: gang scheduling
-    needs the Workload API; the KAI backend cannot start without KAI's PodGroups."""
+    needs the Workload API; another backend is enabled where its scheduler's resources are
+    served (its backend cannot start without them)."""
     gang = found.workload_api is not None
     profiles: list[dict[str, object]] = [
         {"name": DEFAULT_SCHEDULER, "default": True, "config": {"gangScheduling": gang}}
     ]
-    if found.kai:
-        profiles.append({"name": KAI_SCHEDULER})
-    if found.coscheduling:
-        profiles.append({"name": COSCHEDULING})
-    if found.koordinator:
-        profiles.append({"name": KOORDINATOR})
-    if found.volcano:
-        profiles.append({"name": VOLCANO})
+    profiles += [{"name": name} for name in sorted(found.served)]
     return {"scheduler": {"profiles": profiles}}
 
 

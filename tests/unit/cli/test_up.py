@@ -18,7 +18,9 @@ from gangway_localcluster.certs import ServingFiles
 
 def found(workload_api: str | None, kai: bool, second: bool = False) -> Found:
     """``second``: the second schedulers' PodGroups (Coscheduling, Koordinator, Volcano)."""
-    return Found("https://example:6443", "v1.36.4", [], kai, second, second, second, workload_api)
+    served = {"kai-scheduler"} if kai else set()
+    served |= {"coscheduling", "koordinator", "volcano"} if second else set()
+    return Found("https://example:6443", "v1.36.4", [], frozenset(served), workload_api)
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,12 @@ controller manager runs the garbage collector and the namespace controller, so o
 references cascade and namespaces finish deleting as on a real cluster. With
 ``scheduling=True`` kube-scheduler (same version, same gates) places pods on the nodes
 :meth:`ControlPlane.add_nodes` describes, and kwok marks those nodes Ready and runs the pods
-bound to them. Without it pods stay unscheduled. ``kai=True`` adds KAI's scheduler and binder
-(and its CRDs) for pods that name ``kai-scheduler``; ``coscheduling="<name>"`` adds
-scheduler-plugins' scheduler (and its PodGroup CRD) for pods that name ``<name>``,
-``koordinator="<name>"`` Koordinator's koord-scheduler (and its CRDs), and ``volcano="<name>"``
-Volcano's vc-scheduler (and its CRDs).
+bound to them. Without it pods stay unscheduled. ``schedulers`` adds the schedulers of other
+backends beside it, by backend → the schedulerName each serves (:data:`LOCAL_SCHEDULERS`, one
+small description each: KAI's scheduler and binder, scheduler-plugins' Coscheduling,
+Koordinator's koord-scheduler, Volcano's vc-scheduler), each with its CRDs.
 
-    with ControlPlane.start(scheduling=True, kai=True, coscheduling=SCHEDULER_NAME) as cp:
+    with ControlPlane.start(scheduling=True, schedulers={"kai-scheduler": "kai-scheduler"}) as cp:
         cp.add_nodes(NodePool(count=4, gpus=8))
         print(cp.kubeconfig)
 """
@@ -27,14 +26,15 @@ import os
 import ssl
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
+from gangway_contracts.config import COSCHEDULING, KAI_SCHEDULER, KOORDINATOR, VOLCANO
 from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster import koordinator as koord
@@ -89,6 +89,8 @@ class ControlPlane(processes.Supervised):
     _admin: KeyPair
     _etcd_url: str = ""
     crds: tuple[Path, ...] = ()  # the CRD files start() installed
+    # The other backends' schedulers running, by backend → the schedulerName each serves.
+    schedulers: dict[str, str] = field(default_factory=dict)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -101,26 +103,24 @@ class ControlPlane(processes.Supervised):
         controller_manager: bool = True,
         crds: Iterable[Path] = (),
         scheduling: bool = False,
-        kai: bool = False,
-        coscheduling: str | None = None,
-        koordinator: str | None = None,
-        volcano: str | None = None,
+        schedulers: Mapping[str, str] | None = None,
     ) -> ControlPlane:
         """Start everything; ``crds`` are installed before the controller manager starts,
         so its garbage collector watches them from its first discovery (else ~30 s later).
         ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`);
-        ``kai``: KAI's scheduler and binder as well, and its CRDs; ``coscheduling``: the
-        schedulerName scheduler-plugins' Coscheduling scheduler serves, and its CRD;
-        ``koordinator``: the schedulerName koord-scheduler serves, and Koordinator's CRDs;
-        ``volcano``: the schedulerName vc-scheduler serves, and Volcano's CRDs."""
-        named = ((scheduler_plugins.SCHEDULER, coscheduling), (koord.SCHEDULER, koordinator))
-        seconds = [(second, name) for second, name in named if name]
-        if (kai or seconds or volcano) and not scheduling:
+        ``schedulers``: other backends' schedulers as well, by backend (a key of
+        :data:`LOCAL_SCHEDULERS`) → the schedulerName it serves, each with its CRDs."""
+        schedulers = dict(schedulers or {})
+        if unknown := sorted(set(schedulers) - set(LOCAL_SCHEDULERS)):
+            known = ", ".join(LOCAL_SCHEDULERS)
+            raise ValueError(f"no local scheduler for {', '.join(unknown)} (known: {known})")
+        if schedulers and not scheduling:
             raise ValueError("second schedulers place pods on kwok's nodes: scheduling=True")
         binaries = binaries or ensure_binaries()
-        kai_binaries = kai_scheduler.ensure_kai(log=True) if kai else None
-        built = [(second, name, second.build(log=True)) for second, name in seconds]
-        volcano_binary = vc.VOLCANO.build(log=True) / vc.BINARY if volcano else None
+        built = [
+            (LOCAL_SCHEDULERS[backend], name, LOCAL_SCHEDULERS[backend].build())
+            for backend, name in schedulers.items()
+        ]
         if binaries.minor not in WORKLOAD_API:
             known = ", ".join(f"1.{m}" for m in sorted(WORKLOAD_API))
             raise RuntimeError(f"Kubernetes {binaries.version}: Workload API known for {known}")
@@ -157,22 +157,17 @@ class ControlPlane(processes.Supervised):
             cp.kubeconfig.chmod(0o600)
             # Once each: a caller may list KAI's CRDs too (a bench that stores PodGroups
             # with KAI running or not).
-            second_crds = [c for second, _ in seconds for c in second.module.crds()]
-            second_crds += vc.VOLCANO.crds() if volcano else ()
-            kai_crds = kai_binaries.crds if kai_binaries else ()
-            cp.crds = tuple(dict.fromkeys((*crds, *kai_crds, *second_crds)))
+            their_crds = [c for local, _, handle in built for c in local.crds(handle)]
+            cp.crds = tuple(dict.fromkeys((*crds, *their_crds)))
             cp.install_crds(cp.crds)
             if controller_manager:
                 cp._start_controller_manager(sa_key)
             if scheduling:
                 cp._start_scheduler()
                 cp._start_kwok()
-            if kai_binaries:
-                cp._start_kai(kai_binaries)
-            for second, name, binary in built:
-                cp._start_second_scheduler(second, name, binary)
-            if volcano and volcano_binary:
-                cp._start_volcano(volcano, volcano_binary)
+            for local, name, handle in built:
+                local.start(cp, name, handle)
+                cp.schedulers[local.backend] = name
         except BaseException:
             cp.stop()
             raise
@@ -446,22 +441,6 @@ class ControlPlane(processes.Supervised):
         processes.wait_until(partial(processes.http_ok, ready_url, context), child, ready_url, 60)
 
     @property
-    def kai(self) -> bool:
-        return any(c.name == "kai-scheduler" for c in self._children)
-
-    @property
-    def coscheduling(self) -> bool:
-        return any(c.name == scheduler_plugins.SCHEDULER.binary for c in self._children)
-
-    @property
-    def koordinator(self) -> bool:
-        return any(c.name == koord.SCHEDULER.binary for c in self._children)
-
-    @property
-    def volcano(self) -> bool:
-        return any(c.name == vc.BINARY for c in self._children)
-
-    @property
     def scheduling(self) -> bool:
         return any(c.name == "kube-scheduler" for c in self._children)
 
@@ -625,3 +604,69 @@ class ControlPlane(processes.Supervised):
             if pending:
                 time.sleep(0.1)
         return names
+
+
+@dataclass(frozen=True)
+class LocalScheduler:
+    """A scheduler the local cluster runs beside kube-scheduler, for one built-in backend."""
+
+    backend: str  # the backend whose gangs it places (its profile name)
+    scheduler_name: str  # the schedulerName it serves unless the profile names another
+    title: str  # what `gangway up` calls what runs
+    build: Callable[[], Any]  # builds (once, cached) what it runs: a handle for crds and start
+    crds: Callable[[Any], tuple[Path, ...]]  # its CRDs, from the same module download
+    start: Callable[[ControlPlane, str, Any], None]  # its processes, serving a schedulerName
+    note: str = ""  # what else `gangway up` says of it (a queue it made for the demo)
+
+
+def _second(second: SecondScheduler) -> dict[str, Any]:
+    """What a kube-scheduler build of another project needs: its binary, its CRDs, its
+    profile under the given name."""
+    return {
+        "build": partial(second.build, log=True),
+        "crds": lambda binary: tuple(second.module.crds()),
+        "start": lambda cp, name, binary: cp._start_second_scheduler(second, name, binary),
+    }
+
+
+LOCAL_SCHEDULERS: Final[dict[str, LocalScheduler]] = {
+    local.backend: local
+    for local in (
+        LocalScheduler(
+            backend=KAI_SCHEDULER,
+            scheduler_name=kai_scheduler.SCHEDULER_NAME,
+            title=f"kai-scheduler and kai-binder (KAI v{kai_scheduler.KAI_VERSION})",
+            build=partial(kai_scheduler.ensure_kai, log=True),
+            crds=lambda kai: tuple(kai.crds),
+            start=lambda cp, name, kai: cp._start_kai(kai),
+            note=(
+                f"KAI queue {kai_scheduler.DEFAULT_QUEUE} (under "
+                f"{kai_scheduler.DEFAULT_PARENT_QUEUE}) for the demo"
+            ),
+        ),
+        LocalScheduler(
+            backend=COSCHEDULING,
+            scheduler_name=scheduler_plugins.SCHEDULER_NAME,
+            title=(
+                f"scheduler-plugins v{scheduler_plugins.SCHEDULER_PLUGINS_VERSION} "
+                "with Coscheduling"
+            ),
+            **_second(scheduler_plugins.SCHEDULER),
+        ),
+        LocalScheduler(
+            backend=KOORDINATOR,
+            scheduler_name=koord.SCHEDULER_NAME,
+            title=f"Koordinator v{koord.KOORDINATOR_VERSION}'s koord-scheduler",
+            **_second(koord.SCHEDULER),
+        ),
+        LocalScheduler(
+            backend=VOLCANO,
+            scheduler_name=vc.SCHEDULER_NAME,
+            title=f"Volcano v{vc.VOLCANO_VERSION}'s vc-scheduler",
+            build=lambda: vc.VOLCANO.build(log=True) / vc.BINARY,
+            crds=lambda binary: tuple(vc.VOLCANO.crds()),
+            start=lambda cp, name, binary: cp._start_volcano(name, binary),
+            note=f"Volcano queue {vc.DEFAULT_QUEUE}",
+        ),
+    )
+}
