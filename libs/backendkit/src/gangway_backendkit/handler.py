@@ -21,7 +21,7 @@ from opentelemetry import trace
 from gangway_backendkit import metrics
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import unchanged
-from gangway_backendkit.protocol import Backend, Manifest, Synced, SyncFailed
+from gangway_backendkit.protocol import Backend, Manifest, NotYet, Synced, SyncFailed
 from gangway_contracts import labels
 from gangway_contracts.codec import MALFORMED
 from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
@@ -201,6 +201,9 @@ class PodGangHandler:
                 result: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)
             except SyncFailed as failed:
                 result = failed
+            except NotYet:
+                metrics.SYNCS.labels(name, "not-yet").inc()
+                raise  # tried again shortly, not counted against the message
             except Exception:
                 metrics.SYNCS.labels(name, "error").inc()
                 raise

@@ -14,11 +14,12 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
+from gangway_runtime.consumer import Transient
 
 if TYPE_CHECKING:
     from gangway_backendkit.context import BackendContext
 
-__all__ = ["Backend", "Capabilities", "Manifest", "SyncFailed", "Synced"]
+__all__ = ["Backend", "Capabilities", "Manifest", "NotYet", "SyncFailed", "Synced"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,15 @@ class SyncFailed(Exception):
         self.reason = reason
         self.message = message
         super().__init__(f"{reason}: {message}")
+
+
+class NotYet(Transient):
+    """What the PodGang needs is not there yet but will be (its PodCliqueSet, which the
+    watcher mirrors shortly): the kit tries again ``after`` seconds, without limit and
+    without counting it a failure."""
+
+    def __init__(self, message: str, after: float = 1.0) -> None:
+        super().__init__(message, after)
 
 
 class Backend(Protocol):

@@ -89,7 +89,12 @@ ACK_PENDING = Gauge(
 
 class Transient(Exception):
     """A failure that trying again later can fix (a backend not answering yet): retried
-    without limit."""
+    without limit. ``after``: when to try again (seconds), where the raiser knows better
+    than the backoff (something expected shortly, as an object the watcher mirrors next)."""
+
+    def __init__(self, message: str, after: float | None = None) -> None:
+        super().__init__(message)
+        self.after = after
 
 
 def transient(exc: BaseException) -> bool:
@@ -393,7 +398,8 @@ class Consumer(Generic[K]):
             HANDLED.labels(self.durable, "retried").inc()
             # What is away comes back on its own: tried often enough to follow within seconds.
             cap = _TRANSIENT_BACKOFF_MAX if passing else _BACKOFF_MAX
-            delay = jittered(min(backoff(attempts), cap))
+            after = exc.after if isinstance(exc, Transient) else None
+            delay = jittered(min(backoff(attempts), cap) if after is None else after)
             log.warning("%s: %s; retry %d in %.1fs", key, exc, attempts, delay)
             if not passing:
                 log.debug("%s: failure detail", key, exc_info=exc)

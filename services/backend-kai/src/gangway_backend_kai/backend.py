@@ -12,7 +12,7 @@ from gangway_backend_kai.translate import NAME, PODGROUPS, QUEUES, TOPOLOGIES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure
 from gangway_backendkit.pods import prepare_each
-from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
+from gangway_backendkit.protocol import Capabilities, NotYet, Synced, SyncFailed
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang, podcliqueset_of
@@ -63,7 +63,7 @@ class KaiBackend:
             queue = (live or {}).get("spec", {}).get("queue")
         if queue is None:
             if resolved is None:  # not in the store yet: the watcher mirrors it shortly
-                raise RuntimeError(f"PodCliqueSet of {meta.namespace}/{meta.name} not seen yet")
+                raise NotYet(f"PodCliqueSet of {meta.namespace}/{meta.name} not in the store yet")
             raise SyncFailed("QueueMissing", resolved.problem)
         await _mark_skip_podgrouper(ctx, podgang)
         await _ensure_topology(ctx, podgang)

@@ -9,7 +9,7 @@ from gangway_backend_volcano.translate import NAME, PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.pods import prepare_each
-from gangway_backendkit.protocol import Capabilities, Manifest, Synced, SyncFailed
+from gangway_backendkit.protocol import Capabilities, Manifest, NotYet, Synced, SyncFailed
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang, podcliqueset_of
@@ -56,7 +56,7 @@ class VolcanoBackend:
         meta = podgang.metadata
         pcs = await ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
         if pcs is None:  # not in the store yet: the watcher mirrors it shortly
-            raise RuntimeError(f"PodCliqueSet of {meta.namespace}/{meta.name} not seen yet")
+            raise NotYet(f"PodCliqueSet of {meta.namespace}/{meta.name} not in the store yet")
         desired = translate.podgroup(podgang, self._queue(pcs))
         change = await ctx.ensure(PODGROUPS, desired, keep=translate.keep_queue)
         spec = desired["spec"]
