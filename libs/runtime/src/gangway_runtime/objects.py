@@ -106,6 +106,10 @@ class OwnWrites(Generic[K, V]):
             return None
         return found[1]
 
+    def forget(self, key: K) -> None:
+        """Stop waiting for ``key``'s write to show (the next decision reads the store)."""
+        self._written.pop(key)
+
     def __len__(self) -> int:
         return len(self._written)
 

@@ -14,7 +14,7 @@ from gangway_podgang.report import Reporter
 from gangway_podgang.step import Step
 from gangway_runtime.backends import BackendUnavailable, PrepareFailed
 from gangway_runtime.kube import Kube, KubeError
-from gangway_runtime.objects import Recent, newer_or_same
+from gangway_runtime.objects import OwnWrites
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 
 REFUSED: Final = "Refused"  # PodGangsReady's reason when the API server refuses a write
@@ -56,10 +56,9 @@ class StatusWriter:
         self.reporter = reporter
         self.owners = owners
         self.wait_seconds = wait_seconds
-        # The resourceVersion of this process's last status write to each PodCliqueSet,
-        # until the read model shows it (``_own_status_shown``). Bounded: one forgotten
-        # costs a 409 and a read, as before.
-        self._written: Recent[WorkloadKey, str] = Recent(at_most=10_000)
+        # This process's last status write to each PodCliqueSet, until the read model shows
+        # it (``_own_status_shown``). Bounded: one forgotten costs a 409 and a read.
+        self._written: OwnWrites[WorkloadKey, str] = OwnWrites(at_most=10_000)
 
     async def write(self, key: WorkloadKey, step: Step, learned: list[Condition]) -> None:
         pcs = step.pcs
@@ -77,7 +76,7 @@ class StatusWriter:
             return
         if written is not None:
             metrics.WRITES.labels("podcliqueset", "status").inc()
-            self._written[key] = written
+            self._written.remember(key, written, written)
 
     async def backend_trouble(
         self, key: WorkloadKey, step: Step, failure: BackendUnavailable | PrepareFailed
@@ -108,9 +107,10 @@ class StatusWriter:
 
         def written_shown() -> bool:
             live = self.model.podcliqueset(key, uid)
-            written = self._written.get(key) or ""
-            return live is None or newer_or_same(live.metadata.resource_version, written)
+            return (
+                live is None or self._written.unshown(key, live.metadata.resource_version) is None
+            )
 
         await self.model.wait_until(written_shown, self.wait_seconds)
-        self._written.pop(key)  # waited for once: a 409 and a read, if still not
+        self._written.forget(key)  # waited for once: a 409 and a read, if still not
         return self.model.podcliqueset(key, uid) or pcs
