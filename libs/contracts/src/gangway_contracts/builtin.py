@@ -38,6 +38,11 @@ class BuiltinBackend:
     aliases: tuple[str, ...] = ()  # other names its profile may be given
 
 
+def always(*resources: MirroredResource) -> Callable[[Any], tuple[MirroredResource, ...]]:
+    """What a backend mirrors whatever its profile's config says."""
+    return lambda config: resources
+
+
 class BuiltinTableError(RuntimeError):
     """An installation whose backend packages do not declare what they should."""
 

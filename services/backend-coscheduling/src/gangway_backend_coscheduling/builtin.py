@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Final
 
 from gangway_contracts.backend_config import SecondSchedulerConfig
-from gangway_contracts.builtin import BuiltinBackend
+from gangway_contracts.builtin import BuiltinBackend, always
 from gangway_contracts.config import COSCHEDULING
-from gangway_contracts.mirrored import MirroredResource, backend_resource
+from gangway_contracts.mirrored import backend_resource
 
 
 class CoschedulingConfig(SecondSchedulerConfig):
@@ -23,14 +23,10 @@ COSCHEDULING_PODGROUPS: Final = backend_resource(
 )
 
 
-def mirrored(config: CoschedulingConfig) -> tuple[MirroredResource, ...]:
-    return (COSCHEDULING_PODGROUPS,)
-
-
 BACKEND: Final = BuiltinBackend(
     name=COSCHEDULING,
     config=CoschedulingConfig,
     service="gangway_backend_coscheduling",
     factory="gangway_backend_coscheduling.backend:CoschedulingBackend.from_config",
-    mirrored=mirrored,
+    mirrored=always(COSCHEDULING_PODGROUPS),
 )

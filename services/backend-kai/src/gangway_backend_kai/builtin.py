@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Final
 
 from gangway_contracts.backend_config import BackendConfig
-from gangway_contracts.builtin import BuiltinBackend
+from gangway_contracts.builtin import BuiltinBackend, always
 from gangway_contracts.config import KAI_SCHEDULER
-from gangway_contracts.mirrored import MirroredResource, backend_resource
+from gangway_contracts.mirrored import backend_resource
 
 
 class KaiSchedulerConfig(BackendConfig):
@@ -17,14 +17,10 @@ class KaiSchedulerConfig(BackendConfig):
 KAI_PODGROUPS: Final = backend_resource(KAI_SCHEDULER, "podgroups", "scheduling.run.ai", "v2alpha2")
 
 
-def mirrored(config: KaiSchedulerConfig) -> tuple[MirroredResource, ...]:
-    return (KAI_PODGROUPS,)
-
-
 BACKEND: Final = BuiltinBackend(
     name=KAI_SCHEDULER,
     config=KaiSchedulerConfig,
     service="gangway_backend_kai",
     factory="gangway_backend_kai.backend:KaiBackend.from_config",
-    mirrored=mirrored,
+    mirrored=always(KAI_PODGROUPS),
 )

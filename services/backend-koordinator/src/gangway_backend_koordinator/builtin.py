@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Final, Literal
 
 from gangway_contracts.backend_config import SecondSchedulerConfig
-from gangway_contracts.builtin import BuiltinBackend
+from gangway_contracts.builtin import BuiltinBackend, always
 from gangway_contracts.config import KOORDINATOR
-from gangway_contracts.mirrored import MirroredResource, backend_resource
+from gangway_contracts.mirrored import backend_resource
 
 
 class KoordinatorConfig(SecondSchedulerConfig):
@@ -28,14 +28,10 @@ KOORDINATOR_PODGROUPS: Final = backend_resource(
 )
 
 
-def mirrored(config: KoordinatorConfig) -> tuple[MirroredResource, ...]:
-    return (KOORDINATOR_PODGROUPS,)
-
-
 BACKEND: Final = BuiltinBackend(
     name=KOORDINATOR,
     config=KoordinatorConfig,
     service="gangway_backend_koordinator",
     factory="gangway_backend_koordinator.backend:KoordinatorBackend.from_config",
-    mirrored=mirrored,
+    mirrored=always(KOORDINATOR_PODGROUPS),
 )

@@ -7,10 +7,10 @@ from typing import Final
 from pydantic import field_validator
 
 from gangway_contracts.backend_config import NamedSchedulerConfig
-from gangway_contracts.builtin import BuiltinBackend
+from gangway_contracts.builtin import BuiltinBackend, always
 from gangway_contracts.config import VOLCANO
 from gangway_contracts.k8s import is_dns_subdomain
-from gangway_contracts.mirrored import MirroredResource, backend_resource
+from gangway_contracts.mirrored import backend_resource
 
 
 class VolcanoConfig(NamedSchedulerConfig):
@@ -35,14 +35,10 @@ VOLCANO_PODGROUPS: Final = backend_resource(
 )
 
 
-def mirrored(config: VolcanoConfig) -> tuple[MirroredResource, ...]:
-    return (VOLCANO_PODGROUPS,)
-
-
 BACKEND: Final = BuiltinBackend(
     name=VOLCANO,
     config=VolcanoConfig,
     service="gangway_backend_volcano",
     factory="gangway_backend_volcano.backend:VolcanoBackend.from_config",
-    mirrored=mirrored,
+    mirrored=always(VOLCANO_PODGROUPS),
 )
