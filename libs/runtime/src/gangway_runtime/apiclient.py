@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import asyncio.sslproto
+import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -58,6 +59,18 @@ class ConnectionLost(ConnectionError):
     OSErrors)."""
 
 
+@contextlib.contextmanager
+def _retried_as_lost(what: str) -> Iterator[None]:
+    """aiohttp's errors as those a caller retries: a refused or unreachable server (an OSError)
+    and a timeout as they are, anything else a ConnectionLost saying ``what``."""
+    try:
+        yield
+    except aiohttp.ClientError as exc:
+        if isinstance(exc, OSError | TimeoutError):
+            raise
+        raise ConnectionLost(f"{what}: {exc}") from exc
+
+
 class Answer:
     """An answer whose headers have come: its body read whole or line by line, once; closed
     after (an answer read to its end gives its connection back to the pool)."""
@@ -67,26 +80,19 @@ class Answer:
         self._response = response
 
     async def read(self) -> bytes:
-        try:
+        with _retried_as_lost("the API server's answer was cut short"):
             return await self._response.read()
-        except aiohttp.ClientError as exc:
-            raise ConnectionLost(f"the API server's answer was cut short: {exc}") from exc
 
     async def lines(self) -> AsyncIterator[bytes]:
         """The body one newline-terminated line at a time, as it arrives; a line longer than
         aiohttp's read buffer (``ApiClient``'s: 2 MiB, above etcd's largest object) ends it
         with a KubeError."""
-        try:
-            async for line in self._response.content:
-                yield line
-        except ValueError as exc:  # aiohttp: "Chunk too big"
-            raise KubeError(0, "EventTooLarge", str(exc)) from exc
-        except aiohttp.ClientPayloadError as exc:
-            raise ConnectionLost(f"the API server's stream was cut short: {exc}") from exc
-        except aiohttp.ClientError as exc:
-            if isinstance(exc, TimeoutError):  # aiohttp's read timeout
-                raise
-            raise ConnectionLost(f"the API server's stream was cut short: {exc}") from exc
+        with _retried_as_lost("the API server's stream was cut short"):
+            try:
+                async for line in self._response.content:
+                    yield line
+            except ValueError as exc:  # aiohttp: "Chunk too big"
+                raise KubeError(0, "EventTooLarge", str(exc)) from exc
 
     def close(self) -> None:
         self._response.close()
@@ -117,21 +123,18 @@ class ApiSession:
     ) -> Answer:
         """One authenticated request; its answer's headers have come."""
         try:
-            response = await self.client.call_api(
-                path,
-                method,
-                query_params=list(query),
-                header_params=dict(headers),
-                # msgspec Structs among the values: kubernetes-asyncio serialises builtins.
-                body=None if body is None else msgspec.to_builtins(body),
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=aiohttp.ClientTimeout(sock_read=read_timeout),
-            )
-        except aiohttp.ClientError as exc:
-            if isinstance(exc, OSError | TimeoutError):  # refused, unreachable, timed out
-                raise
-            raise ConnectionLost(f"the API server did not answer: {exc}") from exc
+            with _retried_as_lost("the API server did not answer"):
+                response = await self.client.call_api(
+                    path,
+                    method,
+                    query_params=list(query),
+                    header_params=dict(headers),
+                    # msgspec Structs among the values: kubernetes-asyncio serialises builtins.
+                    body=None if body is None else msgspec.to_builtins(body),
+                    auth_settings=["BearerToken"],
+                    _preload_content=False,
+                    _request_timeout=aiohttp.ClientTimeout(sock_read=read_timeout),
+                )
         except ConfigException as exc:  # renewing the credentials failed: retried later
             raise KubeconfigError(f"credentials could not be renewed: {_why(exc)}") from exc
         return Answer(response)
