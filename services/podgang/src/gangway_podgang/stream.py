@@ -82,9 +82,8 @@ class GangStream:
         uid = step.pcs.metadata.uid
 
         def deleted() -> bool:
-            found = self.model.peek(key)
-            pcs = found.podcliqueset if found else None
-            return pcs is None or pcs.metadata.uid != uid or bool(pcs.metadata.deletion_timestamp)
+            pcs = self.model.podcliqueset(key, uid)
+            return pcs is None or bool(pcs.metadata.deletion_timestamp)
 
         streaming = asyncio.create_task(self._stream(key, step, learned))
         watching = asyncio.create_task(self.model.wait_until(deleted, float("inf")))
