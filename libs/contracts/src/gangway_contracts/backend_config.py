@@ -12,13 +12,17 @@ from pydantic.alias_generators import to_camel
 from gangway_contracts.k8s import is_dns_label
 
 
-class BackendConfig(BaseModel):
-    """A built-in backend's ``config``: camelCase keys, unknown ones refused, read strictly
-    (a quoted "false" is a mistake to report, not a string to coerce)."""
+class Written(BaseModel):
+    """Configuration as a person writes it: camelCase keys, unknown ones refused, read
+    strictly (a quoted "false" is a mistake to report, not a string to coerce)."""
 
     model_config = ConfigDict(
         frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True
     )
+
+
+class BackendConfig(Written):
+    """A built-in backend's ``config``."""
 
 
 class NamedSchedulerConfig(BackendConfig):

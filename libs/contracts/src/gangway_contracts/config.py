@@ -35,10 +35,9 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ValidationError
 
-from gangway_contracts.backend_config import BackendConfig, NamedSchedulerConfig
+from gangway_contracts.backend_config import BackendConfig, NamedSchedulerConfig, Written
 from gangway_contracts.builtin import builtin, builtin_backends
 from gangway_contracts.errors import FieldError, FieldErrors, field_path, pydantic_errors
 from gangway_contracts.grove import PodCliqueSet
@@ -75,15 +74,7 @@ RESOURCE_REF: Final = re.compile(
 GROVE_ONLY_BACKENDS: Final = {"lpx-scheduler": "Grove's LPX scheduler backend"}
 
 
-class _Written(BaseModel):
-    """Configuration as a person wrote it: unknown keys refused, values read strictly."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True
-    )
-
-
-class _Profile(_Written):
+class _Profile(Written):
     """A profile as written; the rules that span profiles are checked afterwards."""
 
     name: str
@@ -94,7 +85,7 @@ class _Profile(_Written):
     resources: list[str] = []
 
 
-class _SchedulerSection(_Written):
+class _SchedulerSection(Written):
     profiles: list[_Profile] = []
     default_profile_name: str | None = None
 
