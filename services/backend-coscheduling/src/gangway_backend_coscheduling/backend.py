@@ -8,8 +8,9 @@ from gangway_backend_coscheduling.builtin import CoschedulingConfig
 from gangway_backend_coscheduling.translate import NAME, PODGROUPS
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
+from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
-from gangway_backendkit.protocol import Capabilities, Manifest, Synced
+from gangway_backendkit.protocol import Capabilities, Manifest
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
@@ -21,7 +22,7 @@ from gangway_contracts.rpc import (
 )
 
 
-class CoschedulingBackend:
+class CoschedulingBackend(KeepsResources):
     name = NAME
     capabilities = Capabilities(gang=True, topology=False, queues=False)
 
@@ -43,17 +44,17 @@ class CoschedulingBackend:
     def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
         return [translate.podgroup(podgang, self.config)]
 
-    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
-        meta = podgang.metadata
-        desired = translate.podgroup(podgang, self.config)
-        change = await ctx.ensure(PODGROUPS, desired)
-        message = f"PodGroup {meta.name} minMember {desired['spec']['minMember']} ({change})"
+    def write_as(self, manifest: Manifest) -> Write:
+        return Write(PODGROUPS)
+
+    def describe(self, podgang: PodGang, manifests: list[Manifest]) -> str:
+        said = f"minMember {manifests[0]['spec']['minMember']}"
         if spare := translate.spare_pods(podgang):
-            message += (
+            said += (
                 f"; one minimum for the whole PodGang: spare pods of {', '.join(spare)} "
                 "may count towards another podgroup's minimum"
             )
-        return Synced(resources=[f"PodGroup {meta.namespace}/{meta.name}"], message=message)
+        return said
 
     async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
         await delete_owned(ctx.kube, PODGROUPS, last.namespace, last.name, last.uid)

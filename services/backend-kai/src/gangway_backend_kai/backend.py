@@ -3,19 +3,18 @@ ClusterTopologyBinding a packed PodGang names, pods handed to KAI."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from gangway_backend_kai import translate
 from gangway_backend_kai.translate import NAME, PODGROUPS, QUEUES, TOPOLOGIES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
-from gangway_backendkit.protocol import Capabilities, NotYet, Synced, SyncFailed
+from gangway_backendkit.protocol import Capabilities, Manifest, SyncFailed
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang, podcliqueset_of
+from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
@@ -27,9 +26,10 @@ from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime.status import PODGANGS
 
 
-class KaiBackend:
+class KaiBackend(KeepsResources):
     name = NAME
     capabilities = Capabilities(gang=True, topology=True, queues=True)
+    reads_podcliqueset = True
 
     @classmethod
     def from_config(cls, config: SchedulerConfig) -> KaiBackend:
@@ -42,9 +42,7 @@ class KaiBackend:
             f"install the KAI scheduler (its PodGroup CRD) before enabling the {NAME} profile",
         )
 
-    def resources(
-        self, podgang: PodGang, podcliqueset: PodCliqueSet | None
-    ) -> list[dict[str, Any]]:
+    def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
         if podcliqueset is None:
             raise SyncFailed("PodCliqueSetMissing", "the queue comes from the PodCliqueSet")
         queue = translate.resolve_queue(podcliqueset)
@@ -52,27 +50,15 @@ class KaiBackend:
             raise SyncFailed("QueueMissing", queue.problem)
         return [translate.podgroup(podgang, queue.name)]
 
-    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
-        meta = podgang.metadata
-        pcs = await ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
-        resolved = translate.resolve_queue(pcs) if pcs else None
-        queue = resolved.name if resolved else None
-        if queue is None:
-            # Fixed at creation: an existing PodGroup keeps the queue it was made with.
-            live = await ctx.kube.read(PODGROUPS, meta.namespace, meta.name)
-            queue = (live or {}).get("spec", {}).get("queue")
-        if queue is None:
-            if resolved is None:  # not in the store yet: the watcher mirrors it shortly
-                raise NotYet(f"PodCliqueSet of {meta.namespace}/{meta.name} not in the store yet")
-            raise SyncFailed("QueueMissing", resolved.problem)
+    def write_as(self, manifest: Manifest) -> Write:
+        return Write(PODGROUPS, keep=translate.keep_kai_managed)
+
+    def describe(self, podgang: PodGang, manifests: list[Manifest]) -> str:
+        return f"KAI PodGroup in queue {manifests[0]['spec']['queue']}"
+
+    async def before_ensure(self, podgang: PodGang, ctx: BackendContext) -> None:
         await _mark_skip_podgrouper(ctx, podgang)
         await _ensure_topology(ctx, podgang)
-        desired = translate.podgroup(podgang, queue)
-        change = await ctx.ensure(PODGROUPS, desired, keep=translate.keep_kai_managed)
-        return Synced(
-            resources=[f"PodGroup {meta.namespace}/{meta.name}"],
-            message=f"KAI PodGroup {meta.name} in queue {queue} ({change})",
-        )
 
     async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
         await delete_owned(ctx.kube, PODGROUPS, last.namespace, last.name, last.uid)

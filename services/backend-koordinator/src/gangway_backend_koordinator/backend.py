@@ -10,8 +10,9 @@ from gangway_backend_koordinator.builtin import KoordinatorConfig
 from gangway_backend_koordinator.translate import NAME, PODGROUPS
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
+from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
-from gangway_backendkit.protocol import Capabilities, Manifest, Synced
+from gangway_backendkit.protocol import Capabilities, Manifest
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
@@ -23,7 +24,7 @@ from gangway_contracts.rpc import (
 )
 
 
-class KoordinatorBackend:
+class KoordinatorBackend(KeepsResources):
     name = NAME
     capabilities = Capabilities(gang=True, topology=False, queues=False)
 
@@ -45,17 +46,11 @@ class KoordinatorBackend:
     def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
         return translate.podgroups(podgang, self.config)
 
-    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
-        meta = podgang.metadata
-        changes = []
-        for desired in translate.podgroups(podgang, self.config):
-            change = await ctx.ensure(PODGROUPS, desired)
-            changes.append(f"{desired['metadata']['name']} ({change})")
-        return Synced(
-            resources=[f"PodGroup {meta.namespace}/{g.name}" for g in podgang.spec.podgroups],
-            message=f"Koordinator GangGroup of {len(changes)} gangs, {self.config.mode}: "
-            + ", ".join(changes),
-        )
+    def write_as(self, manifest: Manifest) -> Write:
+        return Write(PODGROUPS)
+
+    def describe(self, podgang: PodGang, manifests: list[Manifest]) -> str:
+        return f"Koordinator GangGroup of {len(manifests)} gangs, {self.config.mode}"
 
     async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
         podgang = msgspec.json.decode(last.object, type=PodGang)

@@ -3,8 +3,6 @@ nothing but the scheduler's name when it is off."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from gangway_backend_kube import translate
@@ -19,8 +17,9 @@ from gangway_backend_kube.translate import (
 )
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
+from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
-from gangway_backendkit.protocol import Capabilities, Synced
+from gangway_backendkit.protocol import Capabilities, Manifest
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
@@ -45,7 +44,7 @@ async def served_workload_version(kube: Kube) -> WorkloadVersion | None:
     return None
 
 
-class KubeBackend:
+class KubeBackend(KeepsResources):
     name = NAME
     capabilities = Capabilities(gang=True, topology=False, queues=False)
 
@@ -79,29 +78,19 @@ class KubeBackend:
             "or set gangScheduling: false"
         )
 
-    def resources(
-        self, podgang: PodGang, podcliqueset: PodCliqueSet | None
-    ) -> list[dict[str, Any]]:
+    def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
         return translate.resources(podgang, self.version) if self.version else []
 
-    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+    def write_as(self, manifest: Manifest) -> Write:
+        assert self.version is not None  # resources() lists nothing without it
+        if manifest["kind"] == "Workload":
+            return Write(translate.workloads(self.version), immutable_spec=True)
+        return Write(podgroups_of(self.version), immutable_spec=True)
+
+    def describe(self, podgang: PodGang, manifests: list[Manifest]) -> str:
         if self.version is None:
-            return Synced(message="gang scheduling off: pods go to default-scheduler one by one")
-        resources: list[str] = []
-        changes: list[str] = []
-        for manifest in self.resources(podgang, None):  # the Workload before its PodGroups
-            kind = manifest["kind"]
-            resource = (
-                translate.workloads(self.version)
-                if kind == "Workload"
-                else podgroups_of(self.version)
-            )
-            change = await ctx.ensure(resource, manifest, immutable_spec=True)
-            resources.append(f"{kind} {podgang.metadata.namespace}/{manifest['metadata']['name']}")
-            changes.append(f"{kind} {manifest['metadata']['name']} {change}")
-        return Synced(
-            resources=resources, message=f"Workload API {self.version}: " + ", ".join(changes)
-        )
+            return "gang scheduling off: pods go to default-scheduler one by one"
+        return f"Workload API {self.version}"
 
     async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
         if self.version is None:

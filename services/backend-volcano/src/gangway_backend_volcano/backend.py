@@ -8,11 +8,12 @@ from gangway_backend_volcano.builtin import VolcanoConfig
 from gangway_backend_volcano.translate import NAME, PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
+from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
-from gangway_backendkit.protocol import Capabilities, Manifest, NotYet, Synced, SyncFailed
+from gangway_backendkit.protocol import Capabilities, Manifest, SyncFailed
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import PodCliqueSet, PodGang, podcliqueset_of
+from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
@@ -22,9 +23,10 @@ from gangway_contracts.rpc import (
 )
 
 
-class VolcanoBackend:
+class VolcanoBackend(KeepsResources):
     name = NAME
     capabilities = Capabilities(gang=True, topology=False, queues=True)
+    reads_podcliqueset = True
 
     def __init__(self, config: VolcanoConfig | None = None) -> None:
         self.config = config or VolcanoConfig()
@@ -52,18 +54,14 @@ class VolcanoBackend:
             raise SyncFailed("PodCliqueSetMissing", "the queue comes from the PodCliqueSet")
         return [translate.podgroup(podgang, self._queue(podcliqueset))]
 
-    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
-        meta = podgang.metadata
-        pcs = await ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
-        if pcs is None:  # not in the store yet: the watcher mirrors it shortly
-            raise NotYet(f"PodCliqueSet of {meta.namespace}/{meta.name} not in the store yet")
-        desired = translate.podgroup(podgang, self._queue(pcs))
-        change = await ctx.ensure(PODGROUPS, desired, keep=translate.keep_queue)
-        spec = desired["spec"]
-        return Synced(
-            resources=[f"PodGroup {meta.namespace}/{meta.name}"],
-            message=f"Volcano PodGroup {meta.name} minMember {spec['minMember']} "
-            f"({len(spec['minTaskMember'])} tasks) ({change})",
+    def write_as(self, manifest: Manifest) -> Write:
+        return Write(PODGROUPS, keep=translate.keep_queue)
+
+    def describe(self, podgang: PodGang, manifests: list[Manifest]) -> str:
+        spec = manifests[0]["spec"]
+        return (
+            f"Volcano PodGroup in queue {spec['queue']}, minMember {spec['minMember']} "
+            f"({len(spec['minTaskMember'])} tasks)"
         )
 
     async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
