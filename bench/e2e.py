@@ -60,7 +60,11 @@ from floor import run_floor  # bench/floor.py, beside this script
 from measure import proc_usage  # bench/measure.py, beside this script
 from prometheus_client.parser import text_string_to_metric_families
 
+from gangway_backend_coscheduling.builtin import NAME as COSCHEDULING
+from gangway_backend_kai.builtin import NAME as KAI_SCHEDULER
 from gangway_backend_kai.translate import QUEUE_LABEL
+from gangway_backend_koordinator.builtin import NAME as KOORDINATOR
+from gangway_backend_volcano.builtin import NAME as VOLCANO
 from gangway_cli import cluster
 from gangway_cli.backends import builtin_backend
 from gangway_cli.services import LocalServices, services_for
@@ -68,15 +72,8 @@ from gangway_cli.timeline import gang_latencies, percentile
 from gangway_cli.up import LocalWebhook
 from gangway_contracts import events as ev
 from gangway_contracts import labels
-from gangway_contracts.config import (
-    COSCHEDULING,
-    DEFAULT_SCHEDULER,
-    KAI_SCHEDULER,
-    KOORDINATOR,
-    VOLCANO,
-    SchedulerConfig,
-    load_operator_config,
-)
+from gangway_contracts.builtin import builtin_backends
+from gangway_contracts.config import DEFAULT_SCHEDULER, SchedulerConfig, load_operator_config
 from gangway_contracts.events import AnyJournalEvent
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster import kai
@@ -547,7 +544,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--scheduler",
-        choices=(DEFAULT_SCHEDULER, KAI_SCHEDULER, COSCHEDULING, KOORDINATOR, VOLCANO),
+        choices=tuple(builtin_backends()),
         default=DEFAULT_SCHEDULER,
     )
     parser.add_argument(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gangway_backend_coscheduling.builtin import NAME as COSCHEDULING
 from gangway_backend_coscheduling.translate import PODGROUPS
-from gangway_contracts.config import COSCHEDULING
 from tests.integration.watcher.conftest import podgang
 
 CONFIG = {"profiles": [{"name": COSCHEDULING, "config": {"scheduleTimeoutSeconds": 20}}]}

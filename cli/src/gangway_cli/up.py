@@ -40,7 +40,6 @@ from gangway_cli.services import LocalServices, services_for
 from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import (
     DEFAULT_SCHEDULER,
-    KAI_SCHEDULER,
     SchedulerConfig,
     load_operator_config,
 )
@@ -49,10 +48,6 @@ from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, APIError, ControlPlane
 from gangway_localcluster.crds import crd_files, gangway_crds
-from gangway_localcluster.kai import (
-    QUEUES_PATH,
-    default_queues,
-)
 from gangway_localcluster.nodes import NodePool
 from gangway_localcluster.processes import free_port
 from gangway_runtime.kube import KubeError
@@ -296,9 +291,6 @@ def _local_cluster(
         schedulers=schedulers,
     )
     stack.callback(cp.stop)
-    if KAI_SCHEDULER in cp.schedulers:
-        for queue in default_queues():
-            cp.create(QUEUES_PATH, queue)
     if nodes.count:
         cp.add_nodes(nodes)
     return LocalCluster(binaries, cp, nodes)

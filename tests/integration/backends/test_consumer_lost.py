@@ -9,7 +9,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_coscheduling.backend import CoschedulingBackend
-from gangway_contracts.config import COSCHEDULING
+from gangway_backend_coscheduling.builtin import NAME as COSCHEDULING
 from gangway_contracts.subjects import Subjects
 from tests.support.backends import live, running_backend
 from tests.support.coscheduling import CONFIG, base_gang, podgroup

@@ -12,12 +12,12 @@ from prometheus_client import REGISTRY
 
 from gangway_backend_coscheduling import translate
 from gangway_backend_coscheduling.backend import CoschedulingBackend
+from gangway_backend_coscheduling.builtin import NAME as COSCHEDULING
 from gangway_backend_coscheduling.builtin import CoschedulingConfig
 from gangway_backend_coscheduling.translate import POD_GROUP_LABEL, PODGROUPS
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import Change
 from gangway_contracts.codec import from_object
-from gangway_contracts.config import COSCHEDULING
 from gangway_contracts.grove import PodGang
 from gangway_contracts.subjects import Subjects
 from tests.support.backends import (

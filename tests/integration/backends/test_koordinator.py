@@ -12,9 +12,9 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_koordinator.backend import KoordinatorBackend
+from gangway_backend_koordinator.builtin import NAME as KOORDINATOR
 from gangway_backend_koordinator.builtin import KoordinatorConfig
 from gangway_backend_koordinator.translate import GROUPS, MODE, POD_GROUP_LABEL, PODGROUPS
-from gangway_contracts.config import KOORDINATOR
 from gangway_contracts.subjects import Subjects
 from tests.integration.watcher.conftest import podgang
 from tests.support.backends import (

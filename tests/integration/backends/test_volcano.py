@@ -15,6 +15,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
 from gangway_backend_volcano.backend import VolcanoBackend
+from gangway_backend_volcano.builtin import NAME as VOLCANO
 from gangway_backend_volcano.translate import (
     GROUP_NAME,
     PODGROUPS,
@@ -24,7 +25,6 @@ from gangway_backend_volcano.translate import (
 )
 from gangway_backendkit.metrics import SYNCS
 from gangway_contracts.codec import from_object, to_json
-from gangway_contracts.config import VOLCANO
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.rpc import (
     ValidateReply,

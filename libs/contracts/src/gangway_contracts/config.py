@@ -46,10 +46,7 @@ from gangway_contracts.k8s import is_dns_label
 M = TypeVar("M", bound="BackendConfig")
 W = TypeVar("W", bound=BaseModel)
 
-KAI_SCHEDULER: Final = "kai-scheduler"
-COSCHEDULING: Final = "coscheduling"
-KOORDINATOR: Final = "koordinator"
-VOLCANO: Final = "volcano"
+# Kubernetes' own scheduler: the profile used when a configuration names no default.
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 
 

@@ -34,7 +34,6 @@ from typing import Any, Final
 
 import yaml
 
-from gangway_contracts.config import COSCHEDULING, KAI_SCHEDULER, KOORDINATOR, VOLCANO
 from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster import koordinator as koord
@@ -343,8 +342,8 @@ class ControlPlane(processes.Supervised):
             raise RuntimeError(f"kwok exited:\n{child.log_tail()}")
 
     def _start_kai(self, binaries: kai_scheduler.KaiBinaries) -> None:
-        """KAI's scheduler and binder, each ready once its metrics endpoint answers. Both read
-        the kubeconfig from KUBECONFIG."""
+        """KAI's scheduler and binder, each ready once its metrics endpoint answers (both read
+        the kubeconfig from KUBECONFIG), and KAI's default department and queue."""
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
         metrics, plugins, binder_metrics, probe = (processes.free_port() for _ in range(4))
         self._serve(
@@ -360,6 +359,8 @@ class ControlPlane(processes.Supervised):
             f"http://127.0.0.1:{binder_metrics}/metrics",
             env=env,
         )
+        for queue in kai_scheduler.default_queues():  # as Volcano starts with its own
+            self.create(kai_scheduler.QUEUES_PATH, queue)
 
     def _start_second_scheduler(
         self, second: SecondScheduler, scheduler_name: str, binary: Path
@@ -610,7 +611,9 @@ class ControlPlane(processes.Supervised):
 class LocalScheduler:
     """A scheduler the local cluster runs beside kube-scheduler, for one built-in backend."""
 
-    backend: str  # the backend whose gangs it places (its profile name)
+    # The built-in backend whose gangs it places, by its name in the table (a library here
+    # may not import a service: the name is data).
+    backend: str
     scheduler_name: str  # the schedulerName it serves unless the profile names another
     title: str  # what `gangway up` calls what runs
     build: Callable[[], Any]  # builds (once, cached) what it runs: a handle for crds and start
@@ -633,7 +636,7 @@ LOCAL_SCHEDULERS: Final[dict[str, LocalScheduler]] = {
     local.backend: local
     for local in (
         LocalScheduler(
-            backend=KAI_SCHEDULER,
+            backend="kai-scheduler",
             scheduler_name=kai_scheduler.SCHEDULER_NAME,
             title=f"kai-scheduler and kai-binder (KAI v{kai_scheduler.KAI_VERSION})",
             build=partial(kai_scheduler.ensure_kai, log=True),
@@ -645,7 +648,7 @@ LOCAL_SCHEDULERS: Final[dict[str, LocalScheduler]] = {
             ),
         ),
         LocalScheduler(
-            backend=COSCHEDULING,
+            backend="coscheduling",
             scheduler_name=scheduler_plugins.SCHEDULER_NAME,
             title=(
                 f"scheduler-plugins v{scheduler_plugins.SCHEDULER_PLUGINS_VERSION} "
@@ -654,13 +657,13 @@ LOCAL_SCHEDULERS: Final[dict[str, LocalScheduler]] = {
             **_second(scheduler_plugins.SCHEDULER),
         ),
         LocalScheduler(
-            backend=KOORDINATOR,
+            backend="koordinator",
             scheduler_name=koord.SCHEDULER_NAME,
             title=f"Koordinator v{koord.KOORDINATOR_VERSION}'s koord-scheduler",
             **_second(koord.SCHEDULER),
         ),
         LocalScheduler(
-            backend=VOLCANO,
+            backend="volcano",
             scheduler_name=vc.SCHEDULER_NAME,
             title=f"Volcano v{vc.VOLCANO_VERSION}'s vc-scheduler",
             build=lambda: vc.VOLCANO.build(log=True) / vc.BINARY,

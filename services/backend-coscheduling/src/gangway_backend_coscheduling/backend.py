@@ -4,8 +4,8 @@ scheduler whose profile enables the Coscheduling plugin."""
 from __future__ import annotations
 
 from gangway_backend_coscheduling import translate
-from gangway_backend_coscheduling.builtin import CoschedulingConfig
-from gangway_backend_coscheduling.translate import NAME, PODGROUPS
+from gangway_backend_coscheduling.builtin import NAME, CoschedulingConfig
+from gangway_backend_coscheduling.translate import PODGROUPS
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.keeps import KeepsResources, Write

@@ -6,8 +6,9 @@ from typing import Final
 
 from gangway_contracts.backend_config import SecondSchedulerConfig
 from gangway_contracts.builtin import BuiltinBackend, always
-from gangway_contracts.config import COSCHEDULING
 from gangway_contracts.mirrored import backend_resource
+
+NAME: Final = "coscheduling"  # its profile name: the table's key
 
 
 class CoschedulingConfig(SecondSchedulerConfig):
@@ -19,12 +20,12 @@ class CoschedulingConfig(SecondSchedulerConfig):
 
 
 COSCHEDULING_PODGROUPS: Final = backend_resource(
-    COSCHEDULING, "podgroups", "scheduling.x-k8s.io", "v1alpha1"
+    NAME, "podgroups", "scheduling.x-k8s.io", "v1alpha1"
 )
 
 
 BACKEND: Final = BuiltinBackend(
-    name=COSCHEDULING,
+    name=NAME,
     config=CoschedulingConfig,
     service="gangway_backend_coscheduling",
     factory="gangway_backend_coscheduling.backend:CoschedulingBackend.from_config",

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 from typing import Final
 
-from gangway_backend_coscheduling.builtin import CoschedulingConfig
+from gangway_backend_coscheduling.builtin import NAME, CoschedulingConfig
 from gangway_backendkit.checks import spare_pods_in_shared_gangs, without_topology
 from gangway_backendkit.converge import carried_metadata
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest
-from gangway_contracts.config import COSCHEDULING
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
 
-NAME: Final = COSCHEDULING
 PODGROUPS: Final = ApiResource("scheduling.x-k8s.io", "v1alpha1", "podgroups")
 POD_GROUP_LABEL: Final = "scheduling.x-k8s.io/pod-group"
 FEATURE: Final = "PerPodGroupMinimum"

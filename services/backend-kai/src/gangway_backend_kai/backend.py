@@ -6,7 +6,8 @@ from __future__ import annotations
 import msgspec
 
 from gangway_backend_kai import translate
-from gangway_backend_kai.translate import NAME, PODGROUPS, QUEUES, TOPOLOGIES
+from gangway_backend_kai.builtin import NAME
+from gangway_backend_kai.translate import PODGROUPS, QUEUES, TOPOLOGIES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned, ensure
 from gangway_backendkit.keeps import KeepsResources, Write

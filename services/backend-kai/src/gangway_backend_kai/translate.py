@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from gangway_backend_kai.builtin import NAME
 from gangway_backendkit import queues
 from gangway_backendkit.converge import carried_metadata
 from gangway_backendkit.pods import amend
@@ -33,7 +34,6 @@ from gangway_contracts.grove import (
 from gangway_contracts.k8s import is_dns_label
 from gangway_runtime.kube import ApiResource
 
-NAME: Final = "kai-scheduler"
 PODGROUPS: Final = ApiResource("scheduling.run.ai", "v2alpha2", "podgroups")
 QUEUES: Final = ApiResource("scheduling.run.ai", "v2", "queues", namespaced=False)
 TOPOLOGIES: Final = ApiResource("kai.scheduler", "v1alpha1", "topologies", namespaced=False)

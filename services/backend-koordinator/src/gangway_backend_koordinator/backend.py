@@ -6,8 +6,8 @@ from __future__ import annotations
 import msgspec
 
 from gangway_backend_koordinator import translate
-from gangway_backend_koordinator.builtin import KoordinatorConfig
-from gangway_backend_koordinator.translate import NAME, PODGROUPS
+from gangway_backend_koordinator.builtin import NAME, KoordinatorConfig
+from gangway_backend_koordinator.translate import PODGROUPS
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.keeps import KeepsResources, Write

@@ -6,8 +6,9 @@ from typing import Final, Literal
 
 from gangway_contracts.backend_config import SecondSchedulerConfig
 from gangway_contracts.builtin import BuiltinBackend, always
-from gangway_contracts.config import KOORDINATOR
 from gangway_contracts.mirrored import backend_resource
+
+NAME: Final = "koordinator"  # its profile name: the table's key
 
 
 class KoordinatorConfig(SecondSchedulerConfig):
@@ -24,12 +25,12 @@ class KoordinatorConfig(SecondSchedulerConfig):
 
 
 KOORDINATOR_PODGROUPS: Final = backend_resource(
-    KOORDINATOR, "podgroups", "scheduling.sigs.k8s.io", "v1alpha1"
+    NAME, "podgroups", "scheduling.sigs.k8s.io", "v1alpha1"
 )
 
 
 BACKEND: Final = BuiltinBackend(
-    name=KOORDINATOR,
+    name=NAME,
     config=KoordinatorConfig,
     service="gangway_backend_koordinator",
     factory="gangway_backend_koordinator.backend:KoordinatorBackend.from_config",

@@ -14,18 +14,16 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from gangway_backend_koordinator.builtin import KoordinatorConfig
+from gangway_backend_koordinator.builtin import NAME, KoordinatorConfig
 from gangway_backendkit.checks import spare_pods_in_shared_gangs, without_topology
 from gangway_backendkit.converge import carried_metadata
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest
-from gangway_contracts.config import KOORDINATOR
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
 
-NAME: Final = KOORDINATOR
 PODGROUPS: Final = ApiResource("scheduling.sigs.k8s.io", "v1alpha1", "podgroups")
 # The whole string is the label key (no slash): Koordinator's and scheduler-plugins' old form.
 POD_GROUP_LABEL: Final = "pod-group.scheduling.sigs.k8s.io"

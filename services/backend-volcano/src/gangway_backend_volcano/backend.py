@@ -4,8 +4,8 @@ podgroup a task with its own minimum, pods handed to vc-scheduler."""
 from __future__ import annotations
 
 from gangway_backend_volcano import translate
-from gangway_backend_volcano.builtin import VolcanoConfig
-from gangway_backend_volcano.translate import NAME, PODGROUPS, QUEUES
+from gangway_backend_volcano.builtin import NAME, VolcanoConfig
+from gangway_backend_volcano.translate import PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import delete_owned
 from gangway_backendkit.keeps import KeepsResources, Write

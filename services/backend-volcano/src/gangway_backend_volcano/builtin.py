@@ -8,9 +8,10 @@ from pydantic import field_validator
 
 from gangway_contracts.backend_config import NamedSchedulerConfig
 from gangway_contracts.builtin import BuiltinBackend, always
-from gangway_contracts.config import VOLCANO
 from gangway_contracts.k8s import is_dns_subdomain
 from gangway_contracts.mirrored import backend_resource
+
+NAME: Final = "volcano"  # its profile name: the table's key
 
 
 class VolcanoConfig(NamedSchedulerConfig):
@@ -30,13 +31,11 @@ class VolcanoConfig(NamedSchedulerConfig):
         return value
 
 
-VOLCANO_PODGROUPS: Final = backend_resource(
-    VOLCANO, "podgroups", "scheduling.volcano.sh", "v1beta1"
-)
+VOLCANO_PODGROUPS: Final = backend_resource(NAME, "podgroups", "scheduling.volcano.sh", "v1beta1")
 
 
 BACKEND: Final = BuiltinBackend(
-    name=VOLCANO,
+    name=NAME,
     config=VolcanoConfig,
     service="gangway_backend_volcano",
     factory="gangway_backend_volcano.backend:VolcanoBackend.from_config",

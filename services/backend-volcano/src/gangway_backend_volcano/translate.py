@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gangway_backend_volcano.builtin import VolcanoConfig
+from gangway_backend_volcano.builtin import NAME, VolcanoConfig
 from gangway_backendkit import queues
 from gangway_backendkit.checks import without_topology
 from gangway_backendkit.converge import carried_metadata
@@ -33,13 +33,11 @@ from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest
 from gangway_backendkit.queues import Queue
 from gangway_contracts import labels
-from gangway_contracts.config import VOLCANO
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
 
-NAME: Final = VOLCANO
 PODGROUPS: Final = ApiResource("scheduling.volcano.sh", "v1beta1", "podgroups")
 QUEUES: Final = ApiResource("scheduling.volcano.sh", "v1beta1", "queues", namespaced=False)
 # Grove's key for a workload's Volcano queue (on the PodCliqueSet or a clique template).
