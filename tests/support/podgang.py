@@ -16,7 +16,7 @@ from nats.aio.client import Client as NatsClient
 
 from gangway_contracts import labels
 from gangway_contracts.config import parse_scheduler_config
-from gangway_contracts.resources import PODS
+from gangway_contracts.resources import PODS, SERVICES
 from gangway_contracts.subjects import Subjects
 from gangway_podgang.service import serve
 from gangway_podgang.settings import PodgangSettings
@@ -113,9 +113,9 @@ async def running_podgang(
     **settings: Any,
 ) -> AsyncIterator[Podgang]:
     """The service, plus a watcher (on ``watcher_nc``, else the service's connection) for
-    what only it reads (this test's pods); the backend's watcher (tests.support.backends)
-    mirrors PodCliqueSets and PodGangs."""
-    resources = [only_this_test(PODS, namespace)]
+    what only it reads (this test's pods and headless Services); the backend's watcher
+    (tests.support.backends) mirrors PodCliqueSets and PodGangs."""
+    resources = [only_this_test(PODS, namespace), only_this_test(SERVICES, namespace)]
     service = Podgang(api, nc, subjects, config, settings)
     async with running_watcher(api, (watcher_nc or nc).jetstream(), subjects, resources):
         await service.start()
@@ -140,6 +140,10 @@ async def podgangs(api: ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
 
 async def pods(api: ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
     return await objects(api, namespace, "/api/v1/namespaces/{ns}/pods")
+
+
+async def services(api: ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
+    return await objects(api, namespace, "/api/v1/namespaces/{ns}/services")
 
 
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from tests.support.podgang import (
     podgangs,
     pods,
     running_podgang,
+    services,
     workload,
 )
 from tests.support.store import dead_letters, eventually, journal
@@ -211,12 +212,61 @@ async def test_scaling_replicas_up_and_down_adds_and_removes_whole_gangs(
         "trainer-1",
     }
 
+    assert sorted(await services(api, namespace)) == ["trainer-0", "trainer-1"]
+
     pcs["spec"]["replicas"] = 1
     await server_side_apply(api, pcs, namespace)
     await eventually(partial(podgangs, api, namespace), lambda g: sorted(g) == ["trainer-0"])
     # The garbage collector takes the removed gang's pods with it.
     found = await eventually(partial(pods, api, namespace), lambda f: len(f) == 4)
     assert all(name.startswith("trainer-0-") for name in found)
+    await eventually(partial(services, api, namespace), lambda s: sorted(s) == ["trainer-0"])
+
+
+async def test_pods_are_found_by_name_through_their_replicas_headless_service(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    """Grove's discovery: hostname, subdomain and variables on every pod, the replica's
+    headless Service selecting them; the Service made again when deleted and changed back
+    when its spec drifts."""
+    pcs = await trainer_running(api, namespace)
+    found = await pods(api, namespace)
+    service = (await services(api, namespace))["trainer-0"]
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["publishNotReadyAddresses"] is True
+    for name, pod in found.items():
+        assert (pod["spec"]["hostname"], pod["spec"]["subdomain"]) == (name, "trainer-0")
+        assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+        env = {v["name"]: v.get("value") for v in pod["spec"]["containers"][0]["env"]}
+        assert env["GROVE_HEADLESS_SERVICE"] == f"trainer-0.{namespace}.svc.cluster.local"
+
+    path = f"/api/v1/namespaces/{namespace}/services/trainer-0"
+    await kube_of(api).request("DELETE", path)
+    again = await eventually(
+        partial(services, api, namespace),
+        lambda s: (
+            "trainer-0" in s and s["trainer-0"]["metadata"]["uid"] != service["metadata"]["uid"]
+        ),
+    )
+    drift = {"spec": {"publishNotReadyAddresses": False}}
+    await kube_of(api).request(
+        "PATCH", path, body=drift, content_type="application/merge-patch+json"
+    )
+    await eventually(
+        partial(services, api, namespace),
+        lambda s: (
+            s["trainer-0"]["spec"].get("publishNotReadyAddresses") is True
+            and s["trainer-0"]["metadata"]["uid"] == again["trainer-0"]["metadata"]["uid"]
+        ),
+    )
+
+    # The PodCliqueSet asks otherwise: the Service follows.
+    pcs["spec"]["template"]["headlessServiceConfig"] = {"publishNotReadyAddresses": False}
+    await server_side_apply(api, pcs, namespace)
+    await eventually(
+        partial(services, api, namespace),
+        lambda s: not s["trainer-0"]["spec"].get("publishNotReadyAddresses"),
+    )
 
 
 async def test_deleting_the_podcliqueset_deletes_its_gangs_and_pods(

@@ -14,7 +14,7 @@ from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.subjects import Kind, Subjects
 
 # What podgang acts on; its read model also holds the ClusterTopologyBindings.
-PODGANG_KINDS: Final = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD)
+PODGANG_KINDS: Final = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD, Kind.SERVICE)
 
 
 @dataclass(frozen=True)

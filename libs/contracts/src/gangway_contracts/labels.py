@@ -11,6 +11,7 @@ from typing import Final
 PART_OF: Final = "app.kubernetes.io/part-of"
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 COMPONENT: Final = "app.kubernetes.io/component"
+APP_NAME: Final = "app.kubernetes.io/name"
 COMPONENT_PODGANG: Final = "podgang"  # on the PodGangs and pods podgang makes
 PODGANG: Final = "grove.io/podgang"
 PODCLIQUE: Final = "grove.io/podclique"

@@ -18,6 +18,7 @@ from gangway_contracts.mirrored import (
     MirroredResource,
     backend_resource,
 )
+from gangway_contracts.services import COMPONENT_HEADLESS_SERVICE
 from gangway_contracts.subjects import Kind
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "PODCLIQUESETS",
     "PODGANGS",
     "PODS",
+    "SERVICES",
     "MirroredResource",
     "backend_resources",
     "mirrored_resources",
@@ -35,6 +37,14 @@ PODCLIQUESETS = MirroredResource(Kind.PODCLIQUESET, GROVE_GROUP, (GROVE_VERSION,
 PODGANGS = MirroredResource(Kind.PODGANG, SCHEDULER_GROUP, (SCHEDULER_VERSION,), "podgangs")
 # Only the pods Gangway made: a cluster's other pods are none of its business.
 PODS = MirroredResource(Kind.POD, "", ("v1",), "pods", label_selector=MANAGED_BY_GANGWAY_SELECTOR)
+# Only the headless Services podgang made, one per PodCliqueSet replica.
+SERVICES = MirroredResource(
+    Kind.SERVICE,
+    "",
+    ("v1",),
+    "services",
+    label_selector=f"{MANAGED_BY_GANGWAY_SELECTOR},{labels.COMPONENT}={COMPONENT_HEADLESS_SERVICE}",
+)
 # Grove's topology level names → node-label keys; cluster-scoped, and optional: when the CRD
 # is not installed, a PodCliqueSet's pack constraints stay unresolved (a condition says so).
 CLUSTER_TOPOLOGY_BINDINGS = MirroredResource(
@@ -63,7 +73,14 @@ def backend_resources(config: SchedulerConfig) -> list[MirroredResource]:
 
 
 def mirrored_resources(config: SchedulerConfig) -> list[MirroredResource]:
-    return [PODCLIQUESETS, PODGANGS, PODS, CLUSTER_TOPOLOGY_BINDINGS, *backend_resources(config)]
+    return [
+        PODCLIQUESETS,
+        PODGANGS,
+        PODS,
+        SERVICES,
+        CLUSTER_TOPOLOGY_BINDINGS,
+        *backend_resources(config),
+    ]
 
 
 def owner_of(resource: MirroredResource, object_labels: dict[str, str]) -> str:

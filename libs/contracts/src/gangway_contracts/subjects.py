@@ -44,6 +44,7 @@ class Kind(enum.StrEnum):
     PODGANG = "podgang"
     POD = "pod"
     CLUSTERTOPOLOGYBINDING = "clustertopologybinding"
+    SERVICE = "service"  # the headless Services podgang makes
 
 
 class BackendOperation(enum.StrEnum):

@@ -29,10 +29,12 @@ from typing import Any, Final
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang, PodGangSpec
-from gangway_contracts.k8s import NamespacedName, ObjectMeta
+from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.pods import SCHEDULING_GATED
+from gangway_contracts.services import Service
 from gangway_podgang.compact import PodRecord
-from gangway_podgang.manifests import all_references, podgang_spec
+from gangway_podgang.headless import ServiceWrite
+from gangway_podgang.manifests import all_references, controlled_by, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
 
 
@@ -62,11 +64,16 @@ class Decision:
     set_initialized: tuple[tuple[PodGang, bool], ...] = ()
     lift_gates: tuple[PodRecord, ...] = ()
     set_placement: tuple[tuple[PodGang, Placement], ...] = ()
+    # A replica's headless Service is named as its base gang: it travels with that gang.
+    write_services: tuple[ServiceWrite, ...] = ()
+    delete_services: tuple[Service, ...] = ()
 
     @property
     def done(self) -> bool:
         return not any(
             (
+                self.write_services,
+                self.delete_services,
                 self.create_podgangs,
                 self.delete_podgangs,
                 self.update_specs,
@@ -106,6 +113,10 @@ class Decision:
             add(pod.gang, "lift_gates", pod)
         for live, placement in self.set_placement:
             add(live.metadata.name, "set_placement", (live, placement))
+        for service in self.write_services:
+            add(service.name, "write_services", service)
+        for stale in self.delete_services:
+            add(stale.metadata.name, "delete_services", stale)
         rank = {name: i for i, name in enumerate(order)}
         return [
             (gang, Decision(**{what: tuple(items) for what, items in part.items()}))
@@ -220,11 +231,6 @@ def _references(
         return all_references(gang, namespace)
     current = {group.name: group.pod_references for group in live.spec.podgroups}
     return [[ref for ref in current.get(g.name, []) if ref.name in g.pods] for g in gang.podgroups]
-
-
-def controlled_by(meta: ObjectMeta, uid: str) -> bool:
-    """Only what we made is ours to delete: objects whose controller is ``uid``."""
-    return any(ref.uid == uid and ref.controller for ref in meta.owner_references)
 
 
 def outdated(group: PlannedPodGroup, pod: PodRecord | None) -> bool:

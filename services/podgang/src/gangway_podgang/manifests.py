@@ -1,7 +1,9 @@
-"""Planned gangs → the PodGang and Pod manifests the podgang service creates. Pure.
+"""Planned gangs → the PodGang, Pod and headless Service manifests the podgang service
+creates. Pure.
 
-Labels follow Grove's, so tools written for Grove read Gangway's objects; the PodGang is
-owned by its PodCliqueSet and each pod by its PodGang (deleting a PodCliqueSet cascades).
+Labels follow Grove's, so tools written for Grove read Gangway's objects; the PodGang and
+the Service are owned by their PodCliqueSet and each pod by its PodGang (deleting a
+PodCliqueSet cascades). Pods are found by name as under Grove (``discovery``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from gangway_contracts.grove import (
     PodGroup,
     TopologyConstraintGroupConfig,
 )
-from gangway_contracts.k8s import NamespacedName
+from gangway_contracts.k8s import NamespacedName, ObjectMeta
+from gangway_contracts.services import COMPONENT_HEADLESS_SERVICE
+from gangway_podgang import discovery
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
 
 
@@ -33,6 +37,11 @@ def _owner(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+def controlled_by(meta: ObjectMeta, uid: str) -> bool:
+    """Only what we made is ours to change or delete: objects whose controller is ``uid``."""
+    return any(ref.uid == uid and ref.controller for ref in meta.owner_references)
 
 
 def all_references(gang: PlannedGang, namespace: str) -> list[list[NamespacedName]]:
@@ -146,6 +155,7 @@ def pod_manifest(
         ],
         {"name": labels.PODGANG_PENDING_CREATION_GATE},
     ]
+    _discoverable(spec, gang, group, index, pcs)
     metadata: dict[str, Any] = {
         "name": group.pods[index],
         "namespace": pcs.metadata.namespace,
@@ -155,3 +165,52 @@ def pod_manifest(
     if group.clique.annotations:
         metadata["annotations"] = dict(group.clique.annotations)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def _discoverable(
+    spec: dict[str, Any], gang: PlannedGang, group: PlannedPodGroup, index: int, pcs: PodCliqueSet
+) -> None:
+    """Grove's hostname, subdomain and variables on one pod's spec."""
+    spec["hostname"] = group.pods[index]  # <podclique>-<index>, as Grove names it
+    spec["subdomain"] = discovery.service_name(pcs.metadata.name, gang.pcs_replica)
+    grove = discovery.variables(
+        pcs, gang.pcs_replica, group.name, group.scaling_group, group.scaling_group_pods
+    )
+    discovery.with_variables(spec.get("containers") or [], grove)
+    discovery.with_variables(spec.get("initContainers") or [], grove)
+
+
+def headless_service(pcs: PodCliqueSet, replica: int) -> dict[str, Any]:
+    """The Service of one PodCliqueSet replica with Grove's labels (managed-by Gangway) and a
+    selector of that replica's pods; it lists them before they are ready unless the
+    PodCliqueSet's headlessServiceConfig says otherwise (Grove's default)."""
+    meta = pcs.metadata
+    name = discovery.service_name(meta.name, replica)
+    config = pcs.spec.template.headless_service_config
+    publish = config.publish_not_ready_addresses if config else True
+    replica_pods = {
+        labels.PART_OF: meta.name,
+        labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY,
+        labels.PCS_REPLICA_INDEX: str(replica),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": name,
+            "namespace": meta.namespace,
+            # The PodCliqueSet's own labels ride along, as on its PodGangs; Grove's win.
+            "labels": {
+                **meta.labels,
+                **replica_pods,
+                labels.APP_NAME: name,
+                labels.COMPONENT: COMPONENT_HEADLESS_SERVICE,
+            },
+            "ownerReferences": [_owner(pcs.api_version, pcs.kind, meta.name, meta.uid)],
+        },
+        "spec": {
+            "clusterIP": "None",
+            "selector": replica_pods,
+            "publishNotReadyAddresses": publish,
+        },
+    }

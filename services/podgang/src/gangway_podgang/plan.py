@@ -42,6 +42,8 @@ class PlannedPodGroup:
     topology: PodGangTopologyConstraint | None
     scaling_group: str | None = None  # the scaling group's full name, <pcs>-<r>-<group>
     scaling_group_replica: int | None = None
+    # The pods one replica of its scaling group is made of (Grove's GROVE_PCSG_TEMPLATE_NUM_PODS).
+    scaling_group_pods: int = 0
     template_hash: str = ""  # of what its pods are made from: a change replaces them
 
 
@@ -154,6 +156,7 @@ def _clique_instance(
     *,
     group: str | None = None,
     group_replica: int | None = None,
+    group_pods: int = 0,
 ) -> PlannedPodGroup:
     spec = clique.spec
     min_replicas = spec.replicas if spec.min_available is None else spec.min_available
@@ -166,6 +169,7 @@ def _clique_instance(
         topology=topology,
         scaling_group=group,
         scaling_group_replica=group_replica,
+        scaling_group_pods=group_pods,
         template_hash=digest,
     )
 
@@ -175,6 +179,11 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
     cliques = {c.name: (i, c) for i, c in enumerate(template.cliques)}
     grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
     digests = {c.name: template_hash(c) for c in template.cliques}
+    # What one replica of each scaling group is made of (Grove's GROVE_PCSG_TEMPLATE_NUM_PODS).
+    group_pods = {
+        g.name: sum(cliques[n][1].spec.replicas for n in g.clique_names if n in cliques)
+        for g in template.pod_clique_scaling_groups
+    }
     topology = _Topology(pcs, binding)
     clique_topology = {
         name: topology.resolve(
@@ -203,6 +212,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
                 digests[name],
                 group=group_fqn,
                 group_replica=g,
+                group_pods=group_pods[group.name],
             )
             for name in group.clique_names
             if name in cliques  # a dangling name is admission's error to report

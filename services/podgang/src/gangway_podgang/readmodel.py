@@ -1,6 +1,6 @@
-"""The podgang service's read model: every PodCliqueSet, PodGang, Pod and topology binding,
-kept in memory from the OBJECTS stream and grouped by the PodCliqueSet they belong to (pods
-and PodGangs as :mod:`gangway_podgang.compact` keeps them).
+"""The podgang service's read model: every PodCliqueSet, PodGang, Pod, headless Service and
+topology binding, kept in memory from the OBJECTS stream and grouped by the PodCliqueSet
+they belong to (pods and PodGangs as :mod:`gangway_podgang.compact` keeps them).
 
 A consumer of its own replays the stream from the start and then follows it, so the model is
 the store's state as of the last stream sequence applied. A handler that took a message with
@@ -29,6 +29,7 @@ from gangway_contracts.codec import MALFORMED
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
+from gangway_contracts.services import Service
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_podgang.compact import PodRecord, compact_pod, compact_podgang
 from gangway_runtime.consumer import fetch_ready
@@ -37,13 +38,14 @@ log = logging.getLogger(__name__)
 
 # The PodCliqueSet a workload is about: (namespace, name).
 WorkloadKey = tuple[str, str]
-KINDS = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD, Kind.CLUSTERTOPOLOGYBINDING)
+KINDS = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD, Kind.SERVICE, Kind.CLUSTERTOPOLOGYBINDING)
 # What each kind's records decode into; anything else is malformed.
-Object = PodCliqueSet | PodGang | Pod | ClusterTopologyBinding
+Object = PodCliqueSet | PodGang | Pod | Service | ClusterTopologyBinding
 VIEWS: dict[str, type[Object]] = {
     Kind.PODCLIQUESET: PodCliqueSet,
     Kind.PODGANG: PodGang,
     Kind.POD: Pod,
+    Kind.SERVICE: Service,
     Kind.CLUSTERTOPOLOGYBINDING: ClusterTopologyBinding,
 }
 _BATCH = 1000
@@ -60,17 +62,25 @@ class Workload:
     podcliqueset: PodCliqueSet | None = None
     podgangs: dict[str, PodGang] = field(default_factory=dict)
     pods: dict[str, PodRecord] = field(default_factory=dict)
-    # The gangs whose PodGang or pods changed since the reconciler last took them.
+    # Its replicas' headless Services, by name (a replica's base gang's name too).
+    services: dict[str, Service] = field(default_factory=dict)
+    # The gangs whose PodGang, pods or Service changed since the reconciler last took them.
     touched: set[str] = field(default_factory=set)
     # Its key in the model: every object filed under it refers to this one tuple.
     key: WorkloadKey = ("", "")
 
     def copy(self) -> Workload:
-        return Workload(self.podcliqueset, dict(self.podgangs), dict(self.pods), key=self.key)
+        return Workload(
+            self.podcliqueset,
+            dict(self.podgangs),
+            dict(self.pods),
+            dict(self.services),
+            key=self.key,
+        )
 
 
 def workload_of(kind: str, namespace: str, obj_labels: dict[str, str], name: str) -> WorkloadKey:
-    """A PodGang or pod belongs to the PodCliqueSet its part-of label names."""
+    """A PodGang, pod or Service belongs to the PodCliqueSet its part-of label names."""
     if kind == Kind.PODCLIQUESET:
         return namespace, name
     return namespace, obj_labels.get(labels.PART_OF, "")
@@ -214,6 +224,9 @@ class ReadModel:
         elif isinstance(obj, PodGang):
             workload.podgangs[name] = compact_podgang(obj)
             workload.touched.add(name)
+        elif isinstance(obj, Service):
+            workload.services[name] = obj
+            workload.touched.add(name)
         else:
             pod = workload.pods[name] = compact_pod(obj)
             workload.touched.add(pod.gang)
@@ -228,9 +241,12 @@ class ReadModel:
         elif kind == Kind.PODGANG:
             workload.podgangs.pop(name, None)
             workload.touched.add(name)
+        elif kind == Kind.SERVICE:
+            workload.services.pop(name, None)
+            workload.touched.add(name)
         elif (pod := workload.pods.pop(name, None)) is not None:
             workload.touched.add(pod.gang)
-        if workload.podcliqueset is None and not workload.podgangs and not workload.pods:
+        if not (workload.podcliqueset or workload.podgangs or workload.pods or workload.services):
             del self._workloads[key]
 
     def workload(self, key: WorkloadKey) -> Workload:

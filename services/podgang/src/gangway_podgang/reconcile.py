@@ -5,14 +5,15 @@ Every input comes from the read model, so a redelivered, late or reordered messa
 nothing: the decision depends on the current state alone. Each question has a room of its
 own: what to write (``decide.py``, from ``plan.py``), writing it gang by gang (``stream.py``,
 through ``writes.py``), what the backend says of the features asked for (``features.py``),
-the journal's catch-up (``journal_steps.py``), the status (``podcliqueset_status.py``), and
+the journal's catch-up (``journal_steps.py``), the replicas' headless Services
+(``headless.py``), the status (``podcliqueset_status.py``), and
 whether the PodCliqueSet exists at all (``owners.py``).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from opentelemetry import trace
@@ -26,6 +27,7 @@ from gangway_contracts.limits import Limits, over_limits
 from gangway_podgang import metrics, progress
 from gangway_podgang.decide import Observed, decide
 from gangway_podgang.features import FeatureVerdicts
+from gangway_podgang.headless import services_to_write
 from gangway_podgang.journal_steps import journal_plan, journal_what_is_done
 from gangway_podgang.owners import Owners
 from gangway_podgang.plan import plan_podgangs
@@ -171,6 +173,8 @@ class Reconciler:
             rolling=pcs.spec.rolls_updates,
             focus=focus,
         )
+        services, stale = services_to_write(pcs, workload.services, focus)
+        decision = replace(decision, write_services=services, delete_services=stale)
         return Step(pcs, workload, backend, plan, decision, binding=binding)
 
     async def _left_to_grove(self, pcs: PodCliqueSet) -> None:

@@ -23,10 +23,12 @@ from gangway_contracts import events, labels
 from gangway_contracts.codec import from_object, to_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec
 from gangway_contracts.k8s import Condition
+from gangway_contracts.services import Service
 from gangway_contracts.subjects import TRACEPARENT_HEADER, Kind, Subjects
 from gangway_podgang import metrics
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import Decision, Placement, PodsToCreate, phase_now
+from gangway_podgang.headless import ServiceWrite
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
 from gangway_podgang.plan import PlannedGang
 from gangway_podgang.readmodel import Workload
@@ -35,7 +37,14 @@ from gangway_runtime import tracing
 from gangway_runtime.backends import BackendClient
 from gangway_runtime.kube import Kube, KubeError
 from gangway_runtime.objects import Recent, newer_or_same
-from gangway_runtime.status import PODGANGS, PODS, now, set_podgang_condition, test_failed
+from gangway_runtime.status import (
+    PODGANGS,
+    PODS,
+    SERVICES,
+    now,
+    set_podgang_condition,
+    test_failed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +72,10 @@ class Expectation:
         if self.kind == Kind.PODGANG:
             if (gang := workload.podgangs.get(self.name)) is not None:
                 meta = gang.metadata
+                seen = meta.resource_version, meta.deletion_timestamp is not None
+        elif self.kind == Kind.SERVICE:
+            if (service := workload.services.get(self.name)) is not None:
+                meta = service.metadata
                 seen = meta.resource_version, meta.deletion_timestamp is not None
         elif (pod := workload.pods.get(self.name)) is not None:
             seen = pod.resource_version, pod.deleting
@@ -192,6 +205,8 @@ class Actuator:
             *[self._set_initialized(pcs, live, ok) for live, ok in decision.set_initialized],
             *self._lift_gates(pcs, decision.lift_gates),
             *[self._set_placement(pcs, live, found) for live, found in decision.set_placement],
+            *[self._write_service(service) for service in decision.write_services],
+            *[self._delete_service(stale) for stale in decision.delete_services],
         ]
         results = await asyncio.gather(*steps, return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
@@ -233,13 +248,45 @@ class Actuator:
         )
         return [Expectation(Kind.PODGANG, meta.name, None)]
 
+    async def _write_service(self, service: ServiceWrite) -> list[Expectation]:
+        """Create a replica's headless Service, or put back the spec fields Gangway sets
+        (a merge patch of those alone: the API server's own, clusterIPs, stay)."""
+        meta = service.desired["metadata"]
+        name, path = meta["name"], SERVICES.path(meta["namespace"])
+        if service.live is None:
+            call = self._send("POST", path, _traced(service.desired))
+            created = await self._write(Kind.SERVICE, "create", name, call)
+            if created is None:  # someone else's of that name: not mirrored, never ours
+                log.warning(
+                    "%s/%s: a Service of that name exists and is not Gangway's; "
+                    "pods of this replica cannot be found by name",
+                    meta["namespace"],
+                    name,
+                )
+                return []
+            return [Expectation(Kind.SERVICE, name, _version(created))]
+        patch = {"spec": service.desired["spec"]}
+        call = self._send(
+            "PATCH", SERVICES.path(meta["namespace"], name), patch, "application/merge-patch+json"
+        )
+        return [
+            Expectation(
+                Kind.SERVICE, name, _version(await self._write(Kind.SERVICE, "update", name, call))
+            )
+        ]
+
+    async def _delete_service(self, live: Service) -> list[Expectation]:
+        meta = live.metadata
+        await self._delete(Kind.SERVICE, meta.namespace, meta.name, meta.uid, gang=meta.name)
+        return [Expectation(Kind.SERVICE, meta.name, None)]
+
     async def _delete_pod(self, live: PodRecord) -> list[Expectation]:
         await self._delete(Kind.POD, live.namespace, live.name, live.uid, gang=live.gang)
         return [Expectation(Kind.POD, live.name, None)]
 
     async def _delete(self, kind: str, namespace: str, name: str, uid: str, *, gang: str) -> None:
         """Delete the object we decided on, not a namesake created since (uid precondition)."""
-        resource = PODGANGS if kind == Kind.PODGANG else PODS
+        resource = {Kind.PODGANG: PODGANGS, Kind.SERVICE: SERVICES}.get(Kind(kind), PODS)
         body = {"preconditions": {"uid": uid}, "propagationPolicy": "Background"}
         call = self._send("DELETE", resource.path(namespace, name), body)
         await self._write(kind, "delete", gang, call)

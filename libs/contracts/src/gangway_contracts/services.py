@@ -1,0 +1,23 @@
+"""The fields of a headless Service that Gangway's services read (the one podgang makes per
+PodCliqueSet replica, for pods to find each other by name as under Grove)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from gangway_contracts.k8s import ObjectMeta, Wire
+
+# Grove's value of app.kubernetes.io/component on a replica's headless Service.
+COMPONENT_HEADLESS_SERVICE: Final = "pcs-headless-service"
+
+
+class ServiceSpecView(Wire, frozen=True, kw_only=True):
+    selector: dict[str, str] = {}
+    publish_not_ready_addresses: bool = False
+
+
+class Service(Wire, frozen=True, kw_only=True):
+    metadata: ObjectMeta
+    spec: ServiceSpecView = ServiceSpecView()
+    api_version: str = "v1"
+    kind: str = "Service"

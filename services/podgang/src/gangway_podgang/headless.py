@@ -1,0 +1,72 @@
+"""Which headless Services to write: one per PodCliqueSet replica, as Grove keeps them. Pure.
+
+A replica's Service is created with its base PodGang (same name, same round), so it exists
+before any of the replica's pods can run; changed back when its spec drifts from what the
+PodCliqueSet asks (``headlessServiceConfig``); deleted with the replica on a scale-in. A
+Service of that name Gangway did not make is not mirrored, so it is never touched: the
+create meets it (409) and the reconcile says so in the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gangway_contracts import labels
+from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.services import Service
+from gangway_podgang.manifests import controlled_by, headless_service
+
+
+@dataclass(frozen=True)
+class ServiceWrite:
+    """The Service a replica should have, and the one it has (None: create it)."""
+
+    desired: dict[str, Any]
+    live: Service | None
+
+    @property
+    def name(self) -> str:
+        return str(self.desired["metadata"]["name"])
+
+
+def _as_desired(live: Service, desired: dict[str, Any]) -> bool:
+    spec = desired["spec"]
+    same_selector: bool = live.spec.selector == spec["selector"]
+    return (
+        same_selector and live.spec.publish_not_ready_addresses is spec["publishNotReadyAddresses"]
+    )
+
+
+def services_to_write(
+    pcs: PodCliqueSet, observed: Mapping[str, Service], focus: Collection[str] | None = None
+) -> tuple[tuple[ServiceWrite, ...], tuple[Service, ...]]:
+    """(Services to create or change back, Services of replicas no longer planned).
+    ``focus``: these names alone, deleting nothing (as :func:`decide.decide`)."""
+    uid = pcs.metadata.uid
+    writes: list[ServiceWrite] = []
+    wanted: set[str] = set()
+    for replica in range(pcs.spec.replicas):
+        desired = headless_service(pcs, replica)
+        name = desired["metadata"]["name"]
+        wanted.add(name)
+        if focus is not None and name not in focus:
+            continue
+        live = observed.get(name)
+        if live is not None and (live.metadata.deletion_timestamp or _as_desired(live, desired)):
+            continue
+        if live is not None and not controlled_by(live.metadata, uid):
+            continue  # another PodCliqueSet's of the same name, before this one was made
+        writes.append(ServiceWrite(desired, live))
+    stale: tuple[Service, ...] = ()
+    if focus is None:
+        stale = tuple(
+            live
+            for name, live in sorted(observed.items())
+            if name not in wanted
+            and not live.metadata.deletion_timestamp
+            and controlled_by(live.metadata, uid)
+            and live.metadata.labels.get(labels.PART_OF) == pcs.metadata.name
+        )
+    return tuple(writes), stale
