@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -20,6 +20,9 @@ from gangway_podgang.plan import Plan, plan_podgangs
 def read_config(path: Path | None) -> SchedulerConfig:
     """The operator configuration; none given: default-scheduler alone."""
     return load_operator_config(path.read_text()) if path else parse_scheduler_config(None)
+
+
+DEFAULT_NAMESPACE: Final = "default"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,13 @@ class Manifests:
 
     @classmethod
     def _decode(cls, docs: list[dict[str, Any]]) -> Manifests:
+        for doc in docs:
+            if doc.get("kind") in ("PodCliqueSet", "PodGang"):
+                # Where `kubectl apply` puts it with a context of no namespace: pods'
+                # addresses (GROVE_HEADLESS_SERVICE) name it.
+                meta = doc.get("metadata")
+                if isinstance(meta, dict) and not meta.get("namespace"):
+                    meta["namespace"] = DEFAULT_NAMESPACE
         return cls(
             podcliquesets=[
                 from_object(d, PodCliqueSet) for d in docs if d.get("kind") == "PodCliqueSet"

@@ -1,4 +1,5 @@
-"""``gangway plan FILE``: the PodGangs (and pods) a PodCliqueSet produces, offline."""
+"""``gangway plan FILE``: the PodGangs and headless Services (and pods) a PodCliqueSet
+produces, offline."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts.errors import FieldErrors
-from gangway_podgang.manifests import pod_manifest, podgang_manifest
+from gangway_podgang.manifests import headless_service, pod_manifest, podgang_manifest
 
 
 def add_arguments(plan: argparse.ArgumentParser) -> None:
@@ -18,7 +19,12 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         type=Path,
         help="a PodCliqueSet manifest; a ClusterTopologyBinding may sit beside it",
     )
-    plan.add_argument("--pods", action="store_true", help="print the Pod manifests too")
+    plan.add_argument(
+        "--pods",
+        action="store_true",
+        help="print the Pod manifests too (hostname, subdomain, Grove's variables), and each "
+        "replica's headless Service",
+    )
     plan.add_argument("--config", type=Path, help="operator configuration (default backend)")
     add_output_option(plan)
     plan.set_defaults(run=run)
@@ -37,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     for gang in plan.gangs:
         documents.append(podgang_manifest(gang, pcs, backend, pod_references=True))
         if args.pods:
+            if gang.is_base:  # the replica's headless Service, named as its base gang
+                documents.append(headless_service(pcs, gang.pcs_replica))
             documents.extend(
                 pod_manifest(gang, group, index, pcs, podgang_uid="")
                 for group, index, _ in gang.pods

@@ -106,8 +106,7 @@ def _render(manifests: Manifests, renderer: Renderer) -> None:
     for podgang, _ in manifests.podgangs:
         meta = podgang.metadata
         owner_name = podcliqueset_of(meta)
-        # A PodCliqueSet written without a namespace goes to the PodGang's on apply.
-        owner = by_name.get((meta.namespace, owner_name)) or by_name.get(("", owner_name))
+        owner = by_name.get((meta.namespace, owner_name))
         planned = None
         if owner is None:
             named = f"PodCliqueSet {owner_name}" if owner_name else "owning PodCliqueSet"

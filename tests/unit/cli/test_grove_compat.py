@@ -118,3 +118,94 @@ def test_rendered_with_every_pod_prepared(
     pods = [d for d in docs if d["kind"] == "Pod"]
     assert len(pods) == pods_grove_makes(podcliqueset(path))
     assert all(p["spec"]["schedulingGates"] for p in pods)
+
+
+def pods_grove_would_make(pcs: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What Grove's operator puts on each pod it makes for ``pcs``, from its user guide's
+    naming and discovery rules alone (not from Gangway's planner): name → the hostname,
+    subdomain, labels and Grove variables (values as the kubelet resolves them)."""
+    meta, template = pcs["metadata"], pcs["spec"]["template"]
+    pcs_name, namespace = meta["name"], meta.get("namespace") or "default"
+    cliques = {c["name"]: c["spec"].get("replicas") or 1 for c in template["cliques"]}
+    groups = template.get("podCliqueScalingGroups", [])
+    grouped = {n for g in groups for n in g["cliqueNames"]}
+    found: dict[str, dict[str, Any]] = {}
+
+    def add(r: int, podclique: str, replicas: int, podgang: str, **group: str) -> None:
+        for i in range(replicas):
+            env = {
+                "GROVE_PCS_NAME": pcs_name,
+                "GROVE_PCS_INDEX": str(r),
+                "GROVE_PCLQ_NAME": podclique,
+                "GROVE_HEADLESS_SERVICE": f"{pcs_name}-{r}.{namespace}.svc.cluster.local",
+                "GROVE_PCLQ_POD_INDEX": str(i),
+                **group,
+            }
+            found[f"{podclique}-{i}"] = {
+                "hostname": f"{podclique}-{i}",
+                "subdomain": f"{pcs_name}-{r}",
+                "podgang": podgang,
+                "env": env,
+            }
+
+    for r in range(int(pcs["spec"].get("replicas", 0))):
+        for clique, replicas in cliques.items():
+            if clique not in grouped:
+                add(r, f"{pcs_name}-{r}-{clique}", replicas, f"{pcs_name}-{r}")
+        for group in groups:
+            fqn = f"{pcs_name}-{r}-{group['name']}"
+            minimum = group.get("minAvailable", 1)
+            template_pods = sum(cliques[n] for n in group["cliqueNames"])
+            for k in range(group.get("replicas", 1)):
+                gang = f"{pcs_name}-{r}" if k < minimum else f"{fqn}-{k - minimum}"
+                for clique in group["cliqueNames"]:
+                    add(
+                        r,
+                        f"{fqn}-{k}-{clique}",
+                        cliques[clique],
+                        gang,
+                        GROVE_PCSG_NAME=fqn,
+                        GROVE_PCSG_TEMPLATE_NUM_PODS=str(template_pods),
+                        GROVE_PCSG_INDEX=str(k),
+                    )
+    return found
+
+
+def _resolved(pod: dict[str, Any], env: list[dict[str, Any]]) -> dict[str, str]:
+    """Grove's variables of one container as the kubelet resolves them (label fieldRefs)."""
+    found: dict[str, str] = {}
+    for var in env:
+        if not var["name"].startswith("GROVE_"):
+            break  # Grove's come first; the template's own follow
+        if "valueFrom" in var:
+            label = var["valueFrom"]["fieldRef"]["fieldPath"][len("metadata.labels['") : -2]
+            found[var["name"]] = pod["metadata"]["labels"][label]
+        else:
+            found[var["name"]] = var["value"]
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in MANIFESTS if name(p) not in INVALID_FOR_GROVE_TOO], ids=name
+)
+def test_each_pod_contains_what_grove_puts_in_it(
+    path: Path, config: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not only as many pods as Grove makes: the same names, hostnames, subdomains, gangs
+    and Grove variables in every container and init container, and one headless Service
+    per replica selecting its pods."""
+    code, out, err = run(capsys, "plan", "--pods", "--config", config, str(path))
+    assert code == 0, err
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    pods = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Pod"}
+    services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
+    grove = pods_grove_would_make(podcliqueset(path))
+    assert sorted(pods) == sorted(grove)
+    for pod_name, want in grove.items():
+        pod = pods[pod_name]
+        spec, pod_labels = pod["spec"], pod["metadata"]["labels"]
+        assert (spec["hostname"], spec["subdomain"]) == (want["hostname"], want["subdomain"])
+        assert pod_labels["grove.io/podgang"] == want["podgang"]
+        assert services[spec["subdomain"]]["spec"]["selector"].items() <= pod_labels.items()
+        for container in [*spec["containers"], *spec.get("initContainers", [])]:
+            assert _resolved(pod, container["env"]) == want["env"], container["name"]

@@ -200,7 +200,7 @@ class PodCliqueScalingGroupConfig(Wire, frozen=True, kw_only=True):
 
 
 class HeadlessServiceConfig(Wire, frozen=True, kw_only=True):
-    """The headless service Grove's operator makes for each PodCliqueSet replica."""
+    """The headless Service made for each PodCliqueSet replica."""
 
     publish_not_ready_addresses: bool = True
     """Whether the service lists pods before they are ready."""
@@ -234,7 +234,7 @@ class PodCliqueSetTemplateSpec(Wire, frozen=True, kw_only=True):
     provides), as listed, or by startsAfter (refused by Gangway when more than one clique
     would wait)."""
     headless_service_config: HeadlessServiceConfig | None = None
-    """Grove's per-replica headless service (not made by Gangway: admitted with a warning)."""
+    """The headless Service of each replica, through which pods find each other by name."""
     resource_claim_templates: list[ResourceClaimTemplateConfig] = []
     """Claim templates resourceSharing names (not provided by Gangway: refused)."""
     resource_sharing: list[SetResourceSharing] = []

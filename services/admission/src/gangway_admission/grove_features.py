@@ -75,11 +75,6 @@ def unkept_features(pcs: PodCliqueSet) -> Iterator[str]:
             "spec.template.terminationDelay: Gangway does not terminate a gang that stays "
             "below minAvailable; the scheduler and the pods' restart policy decide"
         )
-    if template.headless_service_config is not None:
-        yield (
-            "spec.template.headlessServiceConfig: Gangway creates no headless Service per "
-            "PodCliqueSet replica; create one yourself if pods must find each other by name"
-        )
 
 
 def _mnnvl(where: str, annotations: dict[str, str]) -> Iterator[FieldError]:
