@@ -47,6 +47,7 @@ from gangway_contracts.errors import FieldErrors
 from gangway_localcluster.build import Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, APIError, ControlPlane
+from gangway_localcluster.coredns import COREDNS_VERSION
 from gangway_localcluster.crds import crd_files, gangway_crds
 from gangway_localcluster.nodes import NodePool
 from gangway_localcluster.processes import free_port
@@ -263,6 +264,7 @@ class LocalCluster:
     binaries: Binaries
     cp: ControlPlane
     nodes: NodePool
+    dns_port: int  # CoreDNS for cluster.local, on 127.0.0.1
 
 
 def _local_cluster(
@@ -293,7 +295,10 @@ def _local_cluster(
     stack.callback(cp.stop)
     if nodes.count:
         cp.add_nodes(nodes)
-    return LocalCluster(binaries, cp, nodes)
+    # Pods' names (<podclique>-<i>.<pcs>-<r>.<ns>.svc.cluster.local) answered as a
+    # cluster's DNS answers them.
+    dns_port = cp.start_dns()
+    return LocalCluster(binaries, cp, nodes, dns_port)
 
 
 def _scheduler_name(given: SchedulerConfig | None, backend: str, default: str) -> str | None:
@@ -334,6 +339,7 @@ class Running:
             env["GANGWAY_NATS_CA"] = str(self.nats_ca)
         if self.local:
             env["PATH"] = f"{self.local.binaries.kubectl.parent}:{os.environ.get('PATH', '')}"
+            env["GANGWAY_DNS"] = f"127.0.0.1:{self.local.dns_port}"
         return env
 
     def summary(self, config: SchedulerConfig, env: dict[str, str]) -> Iterator[str]:
@@ -350,6 +356,10 @@ class Running:
             for backend, name in self.local.cp.schedulers.items():
                 local = LOCAL_SCHEDULERS[backend]
                 yield f"  {local.title}, as {name}" + (f"; {local.note}" if local.note else "")
+            yield (
+                f"  CoreDNS v{COREDNS_VERSION} for cluster.local at {env['GANGWAY_DNS']}: "
+                "pods' Grove names (<podclique>-<i>.<pcs>-<replica>.<namespace>.svc.cluster.local)"
+            )
         else:
             yield f"Existing cluster, Kubernetes {found.version} at {found.server}"
         yield f"  kubeconfig: {env['KUBECONFIG']}"
@@ -395,6 +405,12 @@ class Running:
         yield "  gangway demo   # sample PodCliqueSets, one per backend, with progress"
         yield "  gangway trace gangway-demo/demo-serving   # its timeline and trace id"
         yield "  kubectl get nodes -L gangway.dev/rack"
+        if self.local:
+            yield (
+                f"  dig @127.0.0.1 -p {self.local.dns_port} +short "
+                "demo-serving-0-prefill-1-pleader-0.demo-serving-0.gangway-demo.svc.cluster.local"
+                "   # a prefill leader by its Grove name"
+            )
         yield "  kubectl get podgangs,pods -n gangway-demo -o wide"
         yield "  kubectl create namespace ml"
         yield "  kubectl apply --server-side -f tests/fixtures/podcliquesets/scaletest-1000.yaml"

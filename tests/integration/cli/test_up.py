@@ -12,6 +12,7 @@ from typing import Any
 
 import nats
 import pytest
+from kubernetes_asyncio.client.api_client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from gangway_backend_kube.builtin import WORKLOADS
@@ -19,6 +20,7 @@ from gangway_contracts.subjects import Kind, Subjects
 from gangway_runtime.tracing import trace_id_hex, workload_context
 from tests.integration.watcher.conftest import labelled, podgang
 from tests.support.backends import live
+from tests.support.discovery import expanded, resolve
 from tests.support.kube import admin_client, server_side_apply
 from tests.support.manifests import fixture, on_scheduler
 from tests.support.otlp import Receiver, otlp_receiver
@@ -57,6 +59,22 @@ async def _demo_runs_to_the_end(env: dict[str, str]) -> None:
     assert "running ████████████ 5/5" in lines["demo-training"], text  # Coscheduling's
     assert "running ████████████ 4/4" in lines["demo-roles"], text  # Koordinator's
     assert text.rstrip().splitlines()[-2] == "done."
+
+
+async def _demo_workers_reach_their_leaders(api: ApiClient, env: dict[str, str]) -> None:
+    """The demo's prefill workers address their leader as Dynamo's do; through up's CoreDNS
+    each address is its own scaling-group replica's leader pod."""
+    port = int(env["GANGWAY_DNS"].rsplit(":", 1)[1])
+    found = await pods(api, "gangway-demo")
+    serving = {n: p for n, p in found.items() if n.startswith("demo-serving-")}
+    workers = [p for n, p in serving.items() if "-pworker-" in n]
+    assert len(workers) == 6, sorted(serving)
+    for worker in workers:
+        address = expanded(worker, worker["spec"]["containers"][0])["LEADER_ADDRESS"]
+        group = worker["metadata"]["labels"]["grove.io/podcliquescalinggroup-replica-index"]
+        leader = serving[f"demo-serving-0-prefill-{group}-pleader-0"]
+        want = [leader["status"]["podIP"]]
+        assert await eventually(partial(resolve, port, address), want.__eq__) == want
 
 
 async def _one_trace_across_every_service(
@@ -131,6 +149,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
             trainer = await live(api, workload("demo", "trainer"), "demo")
             await _one_trace_across_every_service(collector, trainer, env["NATS_URL"])
             await _demo_runs_to_the_end(env)
+            await _demo_workers_reach_their_leaders(api, env)
             # Each backend keeps its resource for a PodGang it owns: a Workload for
             # default-scheduler, a KAI PodGroup for kai-scheduler (its queue from the
             # PodCliqueSet the PodGang is part of), a scheduler-plugins PodGroup for

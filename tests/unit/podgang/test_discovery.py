@@ -5,7 +5,6 @@ the kubelet expands them."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -18,13 +17,10 @@ from gangway_contracts.services import Service
 from gangway_podgang.headless import services_to_write
 from gangway_podgang.manifests import headless_service, pod_manifest
 from gangway_podgang.plan import plan_podgangs
+from tests.support.discovery import DYNAMO_LEADER, expanded, fqdn
 from tests.support.manifests import fixture
 
 SAMPLES = "grove/samples/user-guide/03_environment-variables-for-pod-discovery"
-# What Dynamo's operator writes into a multi-node worker to reach its leader.
-LEADER = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)"
-_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-_LABEL = re.compile(r"metadata\.labels\['([^']+)'\]")
 
 
 def _pcs(path: str, uid: str = "pcs-uid") -> PodCliqueSet:
@@ -39,26 +35,6 @@ def _pods(pcs: PodCliqueSet) -> list[dict[str, Any]]:
         for gang in plan_podgangs(pcs).gangs
         for group, index, _ in gang.pods
     ]
-
-
-def _expanded(pod: dict[str, Any], container: dict[str, Any]) -> dict[str, str]:
-    """A container's environment as the kubelet makes it: in list order, ``$(VAR)`` of an
-    earlier variable expanded, a label fieldRef read from the pod's labels."""
-    env: dict[str, str] = {}
-    for var in container.get("env", []):
-        if "valueFrom" in var:
-            path = var["valueFrom"]["fieldRef"]["fieldPath"]
-            match = _LABEL.fullmatch(path)
-            assert match, path
-            env[var["name"]] = pod["metadata"]["labels"][match[1]]
-        else:
-            env[var["name"]] = _REFERENCE.sub(lambda m: env.get(m[1], m[0]), var.get("value", ""))
-    return env
-
-
-def _fqdn(pod: dict[str, Any]) -> str:
-    spec, meta = pod["spec"], pod["metadata"]
-    return f"{spec['hostname']}.{spec['subdomain']}.{meta['namespace']}.svc.cluster.local"
 
 
 def test_grove_sample_pcsg_pods_carry_grove_variables_in_grove_order() -> None:
@@ -76,7 +52,7 @@ def test_grove_sample_pcsg_pods_carry_grove_variables_in_grove_order() -> None:
         "GROVE_PCSG_TEMPLATE_NUM_PODS",
         "GROVE_PCSG_INDEX",
     ]
-    assert _expanded(worker, worker["spec"]["containers"][0]) == {
+    assert expanded(worker, worker["spec"]["containers"][0]) == {
         "GROVE_PCS_NAME": "env-demo-pcsg",
         "GROVE_PCS_INDEX": "0",
         "GROVE_PCLQ_NAME": "env-demo-pcsg-0-model-instance-1-worker",
@@ -111,7 +87,7 @@ def test_template_variables_follow_and_may_use_grove_ones_a_reserved_name_is_rep
     worker = manifest["spec"]["template"]["cliques"][1]["spec"]["podSpec"]
     worker["containers"][0]["env"] = [
         {"name": "GROVE_PCS_INDEX", "value": "spoofed"},
-        {"name": "LEADER_ADDRESS", "value": LEADER},
+        {"name": "LEADER_ADDRESS", "value": DYNAMO_LEADER},
     ]
     worker["initContainers"] = [{"name": "wait", "image": "busybox"}]
     pcs = from_object(manifest, PodCliqueSet)
@@ -120,10 +96,10 @@ def test_template_variables_follow_and_may_use_grove_ones_a_reserved_name_is_rep
     env = pod["spec"]["containers"][0]["env"]
     assert [v["name"] for v in env].count("GROVE_PCS_INDEX") == 1
     assert env[-1]["name"] == "LEADER_ADDRESS"
-    expanded = _expanded(pod, pod["spec"]["containers"][0])
-    assert expanded["GROVE_PCS_INDEX"] == "0"
+    resolved = expanded(pod, pod["spec"]["containers"][0])
+    assert resolved["GROVE_PCS_INDEX"] == "0"
     leader = pods["env-demo-pcsg-0-model-instance-0-leader-0"]
-    assert expanded["LEADER_ADDRESS"] == _fqdn(leader)
+    assert resolved["LEADER_ADDRESS"] == fqdn(leader)
     # Init containers get them too.
     assert [v["name"] for v in pod["spec"]["initContainers"][0]["env"]][:1] == ["GROVE_PCS_NAME"]
 
@@ -147,18 +123,18 @@ def test_every_worker_reaches_its_own_replicas_leader(
     manifest["spec"]["replicas"] = replicas
     template["cliques"][1]["spec"]["replicas"] = workers
     template["cliques"][1]["spec"]["podSpec"]["containers"][0]["env"] = [
-        {"name": "LEADER_ADDRESS", "value": LEADER}
+        {"name": "LEADER_ADDRESS", "value": DYNAMO_LEADER}
     ]
     group = template["podCliqueScalingGroups"][0]
     group["replicas"], group["minAvailable"] = group_replicas, min(min_available, group_replicas)
     pcs = from_object(manifest, PodCliqueSet)
     pods = _pods(pcs)
-    by_fqdn = {_fqdn(p): p for p in pods}
+    by_fqdn = {fqdn(p): p for p in pods}
     services = {headless_service(pcs, r)["metadata"]["name"] for r in range(replicas)}
     for pod in pods:
         assert pod["spec"]["subdomain"] in services
         if pod["metadata"]["labels"][labels.PODCLIQUE].endswith("-worker"):
-            address = _expanded(pod, pod["spec"]["containers"][0])["LEADER_ADDRESS"]
+            address = expanded(pod, pod["spec"]["containers"][0])["LEADER_ADDRESS"]
             leader = by_fqdn[address]
             for same in (labels.PCS_REPLICA_INDEX, labels.SCALING_GROUP_REPLICA_INDEX):
                 assert leader["metadata"]["labels"][same] == pod["metadata"]["labels"][same]

@@ -10,7 +10,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gangway_localcluster import build, coscheduling, helm, kai, koordinator, prometheus, volcano
+from gangway_localcluster import (
+    build,
+    coredns,
+    coscheduling,
+    helm,
+    kai,
+    koordinator,
+    prometheus,
+    volcano,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         volcano.write_module()
         helm.write_module()
         prometheus.write_module()
+        coredns.write_module()
         return 0
     binaries = build.ensure_binaries(log=True)
     scheduler = kai.ensure_kai(log=True)
@@ -42,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         **{s.binary: s.build(log=True) for s in (coscheduling.SCHEDULER, koordinator.SCHEDULER)},
         volcano.BINARY: volcano.VOLCANO.build(log=True) / volcano.BINARY,
         helm.BINARY: helm.ensure_helm(log=True),
+        coredns.BINARY: coredns.ensure_coredns(log=True),
     }
     for name, path in paths.items():
         print(f"{name}: {path}")

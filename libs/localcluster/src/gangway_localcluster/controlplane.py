@@ -34,10 +34,10 @@ from typing import Any, Final
 
 import yaml
 
+from gangway_localcluster import coredns, processes
 from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster import koordinator as koord
-from gangway_localcluster import processes
 from gangway_localcluster import volcano as vc
 from gangway_localcluster.build import Binaries, SecondScheduler, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
@@ -266,9 +266,10 @@ class ControlPlane(processes.Supervised):
 
     @property
     def _controllers(self) -> list[str]:
-        """Owner-reference GC and namespace deletion; from 1.36 also the controller that
-        lifts the protection finalizer of deleted PodGroups (else they never go away)."""
-        found = ["garbage-collector-controller", "namespace-controller"]
+        """Owner-reference GC, namespace deletion, and the endpoint slices of Services (the
+        names a headless Service gives its pods); from 1.36 also the controller that lifts
+        the protection finalizer of deleted PodGroups (else they never go away)."""
+        found = ["garbage-collector-controller", "namespace-controller", "endpointslice-controller"]
         if self.workload_api_version != "v1alpha1":
             found.append("podgroup-protection-controller")
         return found
@@ -440,6 +441,20 @@ class ControlPlane(processes.Supervised):
         )
         self._children.append(child)
         processes.wait_until(partial(processes.http_ok, ready_url, context), child, ready_url, 60)
+
+    def start_dns(self) -> int:
+        """CoreDNS for the cluster's names (:mod:`gangway_localcluster.coredns`), on a free
+        loopback port it returns once CoreDNS has listed Services and endpoints."""
+        binary = coredns.ensure_coredns(log=True)
+        port, ready = processes.free_port(), processes.free_port()
+        conf = self.workdir / "Corefile"
+        conf.write_text(coredns.corefile(self.kubeconfig, port, ready))
+        self._serve(
+            "coredns",
+            [binary, "-conf", conf, "-dns.port", str(port)],
+            f"http://127.0.0.1:{ready}/ready",
+        )
+        return port
 
     @property
     def scheduling(self) -> bool:
