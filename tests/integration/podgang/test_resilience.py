@@ -34,6 +34,7 @@ from tests.support.podgang import (
     podgangs,
     pods,
     running_podgang,
+    services,
     workload,
 )
 from tests.support.store import dead_letters, eventually, running_watcher
@@ -41,7 +42,7 @@ from tests.support.stub_backend import NAME, STUB_CONFIG, StubBackend
 
 
 async def converged(api: ApiClient, namespace: str) -> None:
-    """trainer: one Initialized gang, its four pods, none gated."""
+    """trainer: one Initialized gang, its four pods, none gated, its replica's Service."""
     found = await eventually(
         partial(pods, api, namespace), lambda f: len(f) == 4 and not any(map(gated, f.values()))
     )
@@ -49,6 +50,7 @@ async def converged(api: ApiClient, namespace: str) -> None:
     gangs = await podgangs(api, namespace)
     assert sorted(gangs) == ["trainer-0"]
     assert condition(gangs["trainer-0"], labels.INITIALIZED)["status"] == "True"
+    assert sorted(await services(api, namespace)) == ["trainer-0"]
 
 
 async def test_without_its_backend_no_pod_is_created_and_the_podcliqueset_says_why(
@@ -84,7 +86,14 @@ async def backend(
 @pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize(
     "crash_after",
-    ["podgang:create", "podgang:status", "pod:create", "podgang:update", "pod:lift-gate"],
+    [
+        "podgang:create",
+        "service:create",
+        "podgang:status",
+        "pod:create",
+        "podgang:update",
+        "pod:lift-gate",
+    ],
 )
 async def test_killed_after_any_write_the_restarted_service_ends_where_it_would_have(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, crash_after: str
@@ -115,6 +124,7 @@ async def test_killed_after_any_write_the_restarted_service_ends_where_it_would_
     # write in flight when the service died may have landed uncounted, hence "at most".
     assert service.writes.count("pod:create") <= 4
     assert service.writes.count("podgang:create") <= 1
+    assert service.writes.count("service:create") <= 1
     assert not [w for w in service.writes if w.endswith(":delete")]
     assert lifts
     assert all(await asyncio.gather(*lifts)), "a gate came off before its gang was ready"
