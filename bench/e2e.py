@@ -97,6 +97,7 @@ WRITE_VERBS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # are the scheduler's and kwok's (binding, Running), not Gangway's.
 GANG_RESOURCES: Final = frozenset({"pods", "podgangs", "podgangs/status", "workloads", "podgroups"})
 PODCLIQUESET_STATUS: Final = "podcliquesets/status"
+SERVICES: Final = "services"
 EVENTS: Final = "events"
 READ_VERBS: Final = frozenset({"GET", "LIST", "WATCH"})
 DONE_WITHIN: Final = 900.0
@@ -517,6 +518,10 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
         "API writes for the gangs, per gang": round(writes_to(GANG_RESOURCES) / run.gangs, 2),
         "least a gang needs": (
             f"{sum(least.values())} ({least['podgang']} podgang + {least['backend']} backend)"
+        ),
+        # One per PodCliqueSet replica (pods find each other by name through it).
+        "API writes for the replicas' headless Services, per replica": round(
+            writes_to({SERVICES}) / (run.podcliquesets * run.replicas), 2
         ),
         "PodCliqueSet status writes, per PodCliqueSet": round(
             writes_to({PODCLIQUESET_STATUS}) / run.podcliquesets, 2

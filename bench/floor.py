@@ -34,7 +34,13 @@ from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.k8s import Condition
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest
-from gangway_podgang.manifests import all_references, pod_manifest, podgang_manifest, podgang_spec
+from gangway_podgang.manifests import (
+    all_references,
+    headless_service,
+    pod_manifest,
+    podgang_manifest,
+    podgang_spec,
+)
 from gangway_podgang.plan import PlannedGang, plan_podgangs
 from gangway_podgang.writes import UNGATE
 from gangway_runtime.kube import Kube
@@ -93,7 +99,16 @@ class Floor:
     async def gang(self, gang: PlannedGang, pcs: PodCliqueSet, times: FloorTimes) -> None:
         ns = pcs.metadata.namespace
         manifest = podgang_manifest(gang, pcs, self.backend_name)
-        created = await self._send("POST", PODGANGS.path(ns), manifest)
+        made = [self._send("POST", PODGANGS.path(ns), manifest)]
+        if gang.is_base:  # the replica's headless Service, as podgang makes it
+            made.append(
+                self._send(
+                    "POST",
+                    f"/api/v1/namespaces/{ns}/services",
+                    headless_service(pcs, gang.pcs_replica),
+                )
+            )
+        created, *_ = await asyncio.gather(*made)
         live = from_object(created, PodGang)
         name, generation = gang.name, live.metadata.generation
         status = PODGANGS.path(ns, name, "status")
