@@ -128,13 +128,21 @@ async def test_prepare_pods_and_validate_are_answered(
 async def test_poison_resource_records_are_dead_lettered_and_the_backend_goes_on(
     api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
 ) -> None:
-    """Well-formed envelopes on the backend's resource subjects whose object is a list, a
-    string, or metadata of the wrong shape: each dead-lettered with why, none stops it."""
+    """Well-formed envelopes on the backend's subjects whose object is a list, a string,
+    metadata of the wrong shape, or a PodGang without a spec: each dead-lettered at once with
+    why (never tried), none stops it."""
     js = nc.jetstream()
-    poison = {"p-list": [1, 2], "p-string": "x", "p-meta": {"metadata": {"ownerReferences": 3}}}
-    async with system(api, nc, subjects, namespace):
+    poison = {
+        "p-list": [1, 2],
+        "p-string": "x",
+        "p-meta": {"metadata": {"ownerReferences": 3}},
+        # A PodGang that is not one: refused at once, as podgang refuses it, not synced.
+        "g-nospec": {"metadata": {"name": "g-nospec"}},
+    }
+    async with system(api, nc, subjects, namespace) as backend:
         for name, obj in poison.items():
-            key = ObjectKey("podgroups.example.com", NAME, namespace, name)
+            kind = Kind.PODGANG if name.startswith("g-") else "podgroups.example.com"
+            key = ObjectKey(kind, NAME, namespace, name)
             envelope = {
                 "kind": key.kind,
                 "namespace": namespace,
@@ -153,6 +161,7 @@ async def test_poison_resource_records_are_dead_lettered_and_the_backend_goes_on
             partial(dead_letters, js, subjects), lambda d: len(d) == len(poison), within=30
         )
     assert all("malformed record" in error for _, error in letters), letters
+    assert "g-nospec" not in backend.syncs
 
 
 class _Slow(StubBackend):

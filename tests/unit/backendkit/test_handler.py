@@ -14,6 +14,7 @@ from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey
 
 RESOURCE = ObjectKey("podgroups.example.com", "stub", "ns", "pg-1")
+PODGANG = ObjectKey(Kind.PODGANG, "stub", "ns", "pg-1")
 
 
 def record(obj: object) -> ObjectRecord:
@@ -66,3 +67,16 @@ def test_any_json_either_leads_to_a_podgang_or_is_refused(obj: object) -> None:
     except msgspec.DecodeError:
         return
     assert key.kind == Kind.PODGANG
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        [1, 2],
+        {"metadata": {"name": "pg-1"}},  # no spec
+        {"metadata": {"name": "pg-1"}, "spec": {"podgroups": "x"}},
+    ],
+)
+def test_a_podgang_of_the_wrong_shape_is_refused_at_once(poison: object) -> None:
+    with pytest.raises(msgspec.DecodeError):
+        podgang_key("stub", PODGANG, record(poison))

@@ -57,8 +57,11 @@ class _Owned(msgspec.Struct):
 def podgang_key(backend: str, key: ObjectKey, record: ObjectRecord) -> ObjectKey:
     """The PodGang a message is about: itself, or the PodGang that owns a backend resource
     (by owner reference; by name when the resource has none). Raises msgspec.DecodeError for
-    a resource that is not an object with object metadata (a poison record)."""
+    a PodGang that is not one, or a resource that is not an object with object metadata (a
+    poison record: dead-lettered at once, as podgang does, not retried until given up)."""
     if key.kind == Kind.PODGANG:
+        if not record.deleted:
+            msgspec.json.decode(record.object, type=PodGang)
         return key
     owned = msgspec.json.decode(record.object, type=_Owned)
     owners = [o.name for o in owned.metadata.owner_references if o.kind == "PodGang" and o.name]
