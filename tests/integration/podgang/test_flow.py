@@ -290,3 +290,24 @@ async def test_a_malformed_message_goes_to_dead_letter_and_the_service_goes_on(
     await eventually(partial(pods, api, namespace), lambda f: len(f) == 4)
     letters = dict(await eventually(partial(dead_letters, js, subjects), bool))
     assert "malformed record" in letters[junk]
+
+
+async def test_a_service_gangway_did_not_make_is_left_alone_and_said(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    theirs = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "trainer-0", "namespace": namespace},
+        "spec": {"clusterIP": "None", "selector": {"app": "theirs"}},
+    }
+    await kube_of(api).request("POST", f"/api/v1/namespaces/{namespace}/services", body=theirs)
+    await trainer_running(api, namespace)
+
+    async def warnings() -> set[str]:
+        events = await objects(api, namespace, "/apis/events.k8s.io/v1/namespaces/{ns}/events")
+        return {e["reason"] for e in events.values() if e["type"] == "Warning"}
+
+    await eventually(warnings, lambda found: "ServiceNameTaken" in found)
+    kept = (await services(api, namespace))["trainer-0"]
+    assert kept["spec"]["selector"] == {"app": "theirs"}  # never touched

@@ -4,7 +4,8 @@ A replica's Service is created with its base PodGang (same name, same round), so
 before any of the replica's pods can run; changed back when its spec drifts from what the
 PodCliqueSet asks (``headlessServiceConfig``); deleted with the replica on a scale-in. A
 Service of that name Gangway did not make is not mirrored, so it is never touched: the
-create meets it (409) and the reconcile says so in the log.
+create meets it (409) and a Warning Event on the PodCliqueSet says so
+(``ServiceNameTaken``).
 """
 
 from __future__ import annotations

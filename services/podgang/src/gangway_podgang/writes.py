@@ -49,6 +49,8 @@ from gangway_runtime.status import (
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# The Event when a replica's Service name is held by a Service Gangway did not make.
+SERVICE_NAME_TAKEN: Final = "ServiceNameTaken"
 # Our gate off a pod, and only ours: a strategic-merge delete of that one entry.
 UNGATE: Final = {
     "spec": {
@@ -205,7 +207,7 @@ class Actuator:
             *[self._set_initialized(pcs, live, ok) for live, ok in decision.set_initialized],
             *self._lift_gates(pcs, decision.lift_gates),
             *[self._set_placement(pcs, live, found) for live, found in decision.set_placement],
-            *[self._write_service(service) for service in decision.write_services],
+            *[self._write_service(pcs, service) for service in decision.write_services],
             *[self._delete_service(stale) for stale in decision.delete_services],
         ]
         results = await asyncio.gather(*steps, return_exceptions=True)
@@ -248,7 +250,7 @@ class Actuator:
         )
         return [Expectation(Kind.PODGANG, meta.name, None)]
 
-    async def _write_service(self, service: ServiceWrite) -> list[Expectation]:
+    async def _write_service(self, pcs: PodCliqueSet, service: ServiceWrite) -> list[Expectation]:
         """Create a replica's headless Service, or put back the spec fields Gangway sets
         (a merge patch of those alone: the API server's own, clusterIPs, stay)."""
         meta = service.desired["metadata"]
@@ -257,11 +259,14 @@ class Actuator:
             call = self._send("POST", path, _traced(service.desired))
             created = await self._write(Kind.SERVICE, "create", name, call)
             if created is None:  # someone else's of that name: not mirrored, never ours
-                log.warning(
-                    "%s/%s: a Service of that name exists and is not Gangway's; "
-                    "pods of this replica cannot be found by name",
-                    meta["namespace"],
-                    name,
+                await self.reporter.kube_event(
+                    pcs,
+                    SERVICE_NAME_TAKEN,
+                    f"Service {name} exists and Gangway did not make it: the pods of this "
+                    "replica are not found by name (GROVE_HEADLESS_SERVICE) until it is "
+                    "deleted (Gangway makes its own at its next resync)",
+                    warning=True,
+                    name=f"{name}.{SERVICE_NAME_TAKEN.lower()}",
                 )
                 return []
             return [Expectation(Kind.SERVICE, name, _version(created))]
