@@ -38,7 +38,12 @@ from tests.support.kube import admin_client
 
 UP_WITHIN = 180.0
 POOL_LABEL = "gangway.dev/test-pool"
-GANGWAY_CRDS = ("podcliquesets.grove.io", "podgangs.scheduler.grove.io")
+GANGWAY_CRDS = (
+    "podcliquesets.grove.io",
+    "podcliques.grove.io",
+    "podcliquescalinggroups.grove.io",
+    "podgangs.scheduler.grove.io",
+)
 
 
 # Before xdist's own hook reads the group (else each worker starts an e2e control plane).

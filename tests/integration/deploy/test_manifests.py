@@ -133,6 +133,8 @@ def test_deleting_an_overlay_never_deletes_the_crds(overlay: str) -> None:
         d["metadata"]["name"] for d in rendered(overlay) if d["kind"] == "CustomResourceDefinition"
     ] == []
     assert sorted(d["metadata"]["name"] for d in rendered_crds()) == [
+        "podcliques.grove.io",
+        "podcliquescalinggroups.grove.io",
         "podcliquesets.grove.io",
         "podgangs.scheduler.grove.io",
     ]

@@ -10,6 +10,7 @@ import msgspec
 import pytest
 import yaml
 
+from gangway_contracts.cliques import PodClique, PodCliqueScalingGroup
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_localcluster.crds import generated_crds
 from tests.support.contract_paths import contract_paths
@@ -19,6 +20,8 @@ from tests.support.paths import DEPLOY_CRDS, UPSTREAM_GROVE_CRDS
 PAIRS = [
     ("grove.io_podcliquesets.yaml", PodCliqueSet),
     ("scheduler.grove.io_podgangs.yaml", PodGang),
+    ("grove.io_podcliques.yaml", PodClique),
+    ("grove.io_podcliquescalinggroups.yaml", PodCliqueScalingGroup),
 ]
 
 
@@ -29,14 +32,22 @@ KUBERNETES_TYPES = frozenset(
         "spec.template.cliques[].spec.autoScalingConfig.metrics[]",
         "spec.template.podCliqueScalingGroups[].scaleConfig.metrics[]",
         "spec.template.resourceClaimTemplates[].templateSpec",
+        "spec.podSpec",  # a PodClique's
+        "spec.autoScalingConfig.metrics[]",
     }
 )
 
 # Grove's PodSpec (Kubernetes 1.35's) has workloadRef, the Workload API's alpha field that
 # 1.37 replaced by schedulingGroup: a 1.37 API server drops it from a pod as well.
-GONE_FROM_KUBERNETES = [
-    "spec.template.cliques[].spec.podSpec: would prune Grove's fields ['workloadRef']"
-]
+GONE_FROM_KUBERNETES = {
+    "PodCliqueSet": [
+        "spec.template.cliques[].spec.podSpec: would prune Grove's fields ['workloadRef']"
+    ],
+    "PodClique": ["spec.podSpec: would prune Grove's fields ['workloadRef']"],
+}
+
+
+SCALE_NOT_SERVED = frozenset({"PodClique", "PodCliqueScalingGroup"})
 
 
 def load(path: Any) -> dict[str, Any]:
@@ -51,7 +62,7 @@ def crds(request: pytest.FixtureRequest) -> tuple[dict[str, Any], dict[str, Any]
 
 def test_no_stricter_and_nothing_pruned(crds: tuple[dict[str, Any], dict[str, Any]]) -> None:
     ours, upstream = crds
-    expected = GONE_FROM_KUBERNETES if ours["spec"]["names"]["kind"] == "PodCliqueSet" else []
+    expected = GONE_FROM_KUBERNETES.get(ours["spec"]["names"]["kind"], [])
     for version in upstream["spec"]["versions"]:
         problems = list(
             compat_problems(
@@ -73,8 +84,14 @@ def test_same_names_columns_and_subresources(
     ours_versions = {v["name"]: v for v in ours["spec"]["versions"]}
     for version in upstream["spec"]["versions"]:
         mine = ours_versions[version["name"]]
-        for key in ("served", "storage", "subresources", "additionalPrinterColumns"):
+        for key in ("served", "storage", "additionalPrinterColumns"):
             assert mine.get(key) == version.get(key), key
+        # A PodClique's or scaling group's replicas follow the PodCliqueSet's template: a
+        # scale subresource would be a knob that podgang turns back (docs/podgang.md).
+        upstream_subresources = dict(version["subresources"])
+        if ours["spec"]["names"]["kind"] in SCALE_NOT_SERVED:
+            upstream_subresources.pop("scale")
+        assert mine["subresources"] == upstream_subresources
 
 
 @pytest.mark.parametrize(("file", "view"), PAIRS)

@@ -1,4 +1,5 @@
-"""The CustomResourceDefinitions of PodCliqueSet and PodGang, generated from the views.
+"""The CustomResourceDefinitions of PodCliqueSet, PodClique, PodCliqueScalingGroup and
+PodGang, generated from the views.
 
 One source of truth: the views in ``grove.py`` are what every service decodes, and their
 fields give the CRD schemas: type, default and docstring (the field's description in
@@ -27,6 +28,12 @@ from typing import Any, Final
 import msgspec
 import msgspec.inspect as mi
 
+from gangway_contracts.cliques import (
+    PODCLIQUE_PLURAL,
+    PODCLIQUESCALINGGROUP_PLURAL,
+    PodClique,
+    PodCliqueScalingGroup,
+)
 from gangway_contracts.crdtypes import CRD_KEY
 from gangway_contracts.grove import (
     GROVE_GROUP,
@@ -80,12 +87,14 @@ class Resource:
     version: str
     plural: str
     short_name: str
-    columns: tuple[tuple[str, str, str], ...]  # (name, type, JSON path)
+    # (name, type, JSON path), or with a priority: 1 is shown by `kubectl get -o wide` only
+    columns: tuple[tuple[str, str, str] | tuple[str, str, str, int], ...]
     scale: bool  # the scale subresource: spec.replicas, status.replicas, the pod selector
     file: str
 
 
 _AGE: Final = ("Age", "date", ".metadata.creationTimestamp")
+_MIN_BREACHED: Final = '.status.conditions[?(@.type=="MinAvailableBreached")].status'
 
 RESOURCES: Final = (
     Resource(
@@ -110,6 +119,45 @@ RESOURCES: Final = (
         ),
         scale=True,
         file=f"{GROVE_GROUP}_{PODCLIQUESET_PLURAL}.yaml",
+    ),
+    Resource(
+        view=PodClique,
+        group=GROVE_GROUP,
+        version=GROVE_VERSION,
+        plural=PODCLIQUE_PLURAL,
+        short_name="pclq",
+        columns=(
+            ("MinAvail", "integer", ".spec.minAvailable"),
+            ("Replicas", "integer", ".spec.replicas"),
+            ("Ready", "integer", ".status.readyReplicas"),
+            ("Scheduled", "integer", ".status.scheduledReplicas"),
+            ("Updated", "integer", ".status.updatedReplicas"),
+            ("Gated", "integer", ".status.scheduleGatedReplicas", 1),
+            ("MinBreached", "string", _MIN_BREACHED, 1),
+            _AGE,
+        ),
+        scale=False,
+        file=f"{GROVE_GROUP}_{PODCLIQUE_PLURAL}.yaml",
+    ),
+    Resource(
+        view=PodCliqueScalingGroup,
+        group=GROVE_GROUP,
+        version=GROVE_VERSION,
+        plural=PODCLIQUESCALINGGROUP_PLURAL,
+        short_name="pcsg",
+        columns=(
+            ("MinAvail", "integer", ".spec.minAvailable"),
+            ("Replicas", "integer", ".spec.replicas"),
+            ("Available", "integer", ".status.availableReplicas"),
+            ("Scheduled", "integer", ".status.scheduledReplicas"),
+            ("Updated", "integer", ".status.updatedReplicas"),
+            ("PCLQs-Updated", "integer", ".status.updateProgress.updatedPodCliquesCount"),
+            ("PCLQs-Total", "integer", ".status.updateProgress.totalPodCliquesCount"),
+            ("MinBreached", "string", _MIN_BREACHED, 1),
+            _AGE,
+        ),
+        scale=False,
+        file=f"{GROVE_GROUP}_{PODCLIQUESCALINGGROUP_PLURAL}.yaml",
     ),
     Resource(
         view=PodGang,
@@ -150,8 +198,13 @@ def custom_resource_definition(resource: Resource, kubernetes: KubernetesSchemas
         "served": True,
         "storage": True,
         "additionalPrinterColumns": [
-            {"jsonPath": path, "name": name, "type": type_}
-            for name, type_, path in resource.columns
+            {
+                "jsonPath": column[2],
+                "name": column[0],
+                "type": column[1],
+                **({"priority": column[3]} if len(column) > 3 else {}),
+            }
+            for column in resource.columns
         ],
         "subresources": {"status": {}},
         "schema": {"openAPIV3Schema": schema},
