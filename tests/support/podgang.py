@@ -16,7 +16,7 @@ from nats.aio.client import Client as NatsClient
 
 from gangway_contracts import labels
 from gangway_contracts.config import parse_scheduler_config
-from gangway_contracts.resources import PODS, SERVICES
+from gangway_contracts.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODS, SERVICES
 from gangway_contracts.subjects import Subjects
 from gangway_podgang.service import serve
 from gangway_podgang.settings import PodgangSettings
@@ -113,9 +113,13 @@ async def running_podgang(
     **settings: Any,
 ) -> AsyncIterator[Podgang]:
     """The service, plus a watcher (on ``watcher_nc``, else the service's connection) for
-    what only it reads (this test's pods and headless Services); the backend's watcher
+    what only it reads (this test's pods, headless Services, PodCliques and scaling
+    groups); the backend's watcher
     (tests.support.backends) mirrors PodCliqueSets and PodGangs."""
-    resources = [only_this_test(PODS, namespace), only_this_test(SERVICES, namespace)]
+    resources = [
+        only_this_test(resource, namespace)
+        for resource in (PODS, SERVICES, PODCLIQUES, PODCLIQUESCALINGGROUPS)
+    ]
     service = Podgang(api, nc, subjects, config, settings)
     async with running_watcher(api, (watcher_nc or nc).jetstream(), subjects, resources):
         await service.start()

@@ -33,6 +33,10 @@ from tests.support.podgang import (
 from tests.support.store import dead_letters, eventually, journal
 from tests.support.stub_backend import NAME, STUB_CONFIG, StubBackend
 
+SAMPLE = "grove/samples/user-guide/03_environment-variables-for-pod-discovery/pcsg-env-vars.yaml"
+PODCLIQUES_PATH = "/apis/grove.io/v1alpha1/namespaces/{ns}/podcliques"
+SCALING_GROUPS_PATH = "/apis/grove.io/v1alpha1/namespaces/{ns}/podcliquescalinggroups"
+
 
 @pytest.fixture
 async def gangway(
@@ -311,3 +315,68 @@ async def test_a_service_gangway_did_not_make_is_left_alone_and_said(
     await eventually(warnings, lambda found: "ServiceNameTaken" in found)
     kept = (await services(api, namespace))["trainer-0"]
     assert kept["spec"]["selector"] == {"app": "theirs"}  # never touched
+
+
+async def test_every_clique_instance_and_scaling_group_has_grove_s_object_and_status(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    """Grove's discovery sample: a scaling group of a leader and three workers, twice. No
+    scheduler runs here, so every PodClique counts its pods, none scheduled, and says its
+    minimum is breached; the group says none of its replicas is available."""
+    pcs = workload(namespace, "pcsg", path=SAMPLE)
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 8)
+    group = "pcsg-0-model-instance"
+
+    def counted(found: dict[str, dict[str, Any]]) -> bool:
+        """Every pod counted; the base gang's ungated, the scaled gang's still gated (it
+        waits for the base gang to be scheduled)."""
+        return len(found) == 4 and all(
+            (c.get("status") or {}).get("replicas") == c["spec"]["replicas"]
+            and (c.get("status") or {}).get("scheduleGatedReplicas", 0)
+            == (0 if name.startswith(f"{group}-0-") else c["spec"]["replicas"])
+            for name, c in found.items()
+        )
+
+    cliques = await eventually(partial(objects, api, namespace, PODCLIQUES_PATH), counted)
+    assert sorted(cliques) == [f"{group}-{g}-{c}" for g in (0, 1) for c in ("leader", "worker")]
+    groups = await eventually(partial(objects, api, namespace, SCALING_GROUPS_PATH), bool)
+    scaling = groups[group]
+    assert (scaling["spec"]["replicas"], scaling["spec"]["cliqueNames"]) == (
+        2,
+        ["leader", "worker"],
+    )
+    for name, clique in cliques.items():
+        owner = clique["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["uid"]) == (
+            "PodCliqueScalingGroup",
+            scaling["metadata"]["uid"],
+        )
+        labels_ = clique["metadata"]["labels"]
+        assert labels_[labels.SCALING_GROUP] == group
+        # Group replica 0 is in the base gang (minAvailable 1), replica 1 a scaled gang.
+        gang = "pcsg-0" if name.startswith(f"{group}-0-") else f"{group}-0"
+        assert labels_[labels.PODGANG] == gang
+        status = clique["status"]
+        assert (status["scheduledReplicas"], status["readyReplicas"]) == (0, 0)
+        assert status["hpaPodSelector"].endswith(f"{labels.PODCLIQUE}={name}")
+        assert condition(clique, "PodCliqueScheduled")["status"] == "False"
+        breached = condition(clique, "MinAvailableBreached")
+        assert (breached["status"], breached["reason"]) == (
+            "True",
+            "ScheduledReplicasBelowMinAvailable",
+        )
+    status = await eventually(
+        lambda: objects(api, namespace, SCALING_GROUPS_PATH),
+        lambda g: "status" in g[group],
+    )
+    assert status[group]["status"]["availableReplicas"] == 0
+    assert condition(status[group], "MinAvailableBreached")["status"] == "True"
+
+    # Scaled in: the second group replica's PodCliques go with it.
+    pcs["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] = 1
+    await server_side_apply(api, pcs, namespace)
+    await eventually(
+        partial(objects, api, namespace, PODCLIQUES_PATH),
+        lambda found: sorted(found) == [f"{group}-0-leader", f"{group}-0-worker"],
+    )

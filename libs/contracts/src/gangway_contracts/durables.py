@@ -14,7 +14,14 @@ from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.subjects import Kind, Subjects
 
 # What podgang acts on; its read model also holds the ClusterTopologyBindings.
-PODGANG_KINDS: Final = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD, Kind.SERVICE)
+PODGANG_KINDS: Final = (
+    Kind.PODCLIQUESET,
+    Kind.PODGANG,
+    Kind.POD,
+    Kind.SERVICE,
+    Kind.PODCLIQUE,
+    Kind.PODCLIQUESCALINGGROUP,
+)
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,11 @@ class Pod(Wire, frozen=True, kw_only=True):
         return None
 
     @property
+    def is_ready(self) -> bool:
+        """Its Ready condition is True (the kubelet's, or kwok's)."""
+        return any(c.type == "Ready" and c.status == "True" for c in self.status.conditions)
+
+    @property
     def is_scheduled(self) -> bool:
         """Bound to a node: what "scheduled" means for a gang's minReplicas."""
         return bool(self.spec.node_name)

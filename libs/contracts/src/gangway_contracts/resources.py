@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gangway_contracts import labels
 from gangway_contracts.builtin import builtin_backends
+from gangway_contracts.cliques import PODCLIQUE_PLURAL, PODCLIQUESCALINGGROUP_PLURAL
 from gangway_contracts.config import RESOURCE_REF, SchedulerConfig
 from gangway_contracts.grove import GROVE_GROUP, GROVE_VERSION, SCHEDULER_GROUP, SCHEDULER_VERSION
 from gangway_contracts.mirrored import (
@@ -25,6 +26,8 @@ __all__ = [
     "CLUSTER_TOPOLOGY_BINDINGS",
     "PODCLIQUESETS",
     "PODGANGS",
+    "PODCLIQUES",
+    "PODCLIQUESCALINGGROUPS",
     "PODS",
     "SERVICES",
     "MirroredResource",
@@ -44,6 +47,21 @@ SERVICES = MirroredResource(
     ("v1",),
     "services",
     label_selector=f"{MANAGED_BY_GANGWAY_SELECTOR},{labels.COMPONENT}={COMPONENT_HEADLESS_SERVICE}",
+)
+# Only the PodCliques and scaling groups podgang made (Grove's operator makes its own).
+PODCLIQUES = MirroredResource(
+    Kind.PODCLIQUE,
+    GROVE_GROUP,
+    (GROVE_VERSION,),
+    PODCLIQUE_PLURAL,
+    label_selector=MANAGED_BY_GANGWAY_SELECTOR,
+)
+PODCLIQUESCALINGGROUPS = MirroredResource(
+    Kind.PODCLIQUESCALINGGROUP,
+    GROVE_GROUP,
+    (GROVE_VERSION,),
+    PODCLIQUESCALINGGROUP_PLURAL,
+    label_selector=MANAGED_BY_GANGWAY_SELECTOR,
 )
 # Grove's topology level names → node-label keys; cluster-scoped, and optional: when the CRD
 # is not installed, a PodCliqueSet's pack constraints stay unresolved (a condition says so).
@@ -78,6 +96,8 @@ def mirrored_resources(config: SchedulerConfig) -> list[MirroredResource]:
         PODGANGS,
         PODS,
         SERVICES,
+        PODCLIQUES,
+        PODCLIQUESCALINGGROUPS,
         CLUSTER_TOPOLOGY_BINDINGS,
         *backend_resources(config),
     ]

@@ -45,6 +45,8 @@ class Kind(enum.StrEnum):
     POD = "pod"
     CLUSTERTOPOLOGYBINDING = "clustertopologybinding"
     SERVICE = "service"  # the headless Services podgang makes
+    PODCLIQUE = "podclique"
+    PODCLIQUESCALINGGROUP = "podcliquescalinggroup"
 
 
 class BackendOperation(enum.StrEnum):

@@ -36,6 +36,8 @@ PODGANGS = ApiResource(SCHEDULER_GROUP, SCHEDULER_VERSION, PODGANG_PLURAL)
 PODCLIQUESETS = ApiResource(GROVE_GROUP, GROVE_VERSION, "podcliquesets")
 PODS = ApiResource("", "v1", "pods")
 SERVICES = ApiResource("", "v1", "services")
+PODCLIQUES = ApiResource(GROVE_GROUP, GROVE_VERSION, "podcliques")
+PODCLIQUESCALINGGROUPS = ApiResource(GROVE_GROUP, GROVE_VERSION, "podcliquescalinggroups")
 _ATTEMPTS = 5
 # Grove requires status.phase; a PodGang nobody has placed yet is Pending.
 _PENDING = "Pending"

@@ -84,6 +84,7 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     node_name: str | None
     phase: str | None
     verdict: tuple[str, str] | None  # see Pod.scheduler_verdict
+    ready: bool = False  # its Ready condition is True
 
     def is_gated(self, gate: str) -> bool:
         return gate in self.gates
@@ -113,6 +114,7 @@ def compact_pod(pod: Pod) -> PodRecord:
         node_name=_shared(pod.spec.node_name),
         phase=_shared(pod.status.phase),
         verdict=_one_of((sys.intern(verdict[0]), sys.intern(verdict[1]))) if verdict else None,
+        ready=pod.is_ready,
     )
 
 

@@ -28,7 +28,7 @@ from gangway_podgang import discovery
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
 
 
-def _owner(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
+def owner_reference(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
     return {
         "apiVersion": api_version,
         "kind": kind,
@@ -109,7 +109,7 @@ def podgang_manifest(
             "namespace": meta.namespace,
             "labels": podgang_labels(gang, pcs, backend),
             **({"annotations": annotations} if annotations else {}),
-            "ownerReferences": [_owner(pcs.api_version, pcs.kind, meta.name, meta.uid)],
+            "ownerReferences": [owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)],
         },
         "spec": to_object(
             podgang_spec(
@@ -160,7 +160,9 @@ def pod_manifest(
         "name": group.pods[index],
         "namespace": pcs.metadata.namespace,
         "labels": pod_labels(gang, group, index, pcs),
-        "ownerReferences": [_owner(PODGANG_API_VERSION, "PodGang", gang.name, podgang_uid)],
+        "ownerReferences": [
+            owner_reference(PODGANG_API_VERSION, "PodGang", gang.name, podgang_uid)
+        ],
     }
     if group.clique.annotations:
         metadata["annotations"] = dict(group.clique.annotations)
@@ -206,7 +208,7 @@ def headless_service(pcs: PodCliqueSet, replica: int) -> dict[str, Any]:
                 labels.APP_NAME: name,
                 labels.COMPONENT: COMPONENT_HEADLESS_SERVICE,
             },
-            "ownerReferences": [_owner(pcs.api_version, pcs.kind, meta.name, meta.uid)],
+            "ownerReferences": [owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)],
         },
         "spec": {
             "clusterIP": "None",

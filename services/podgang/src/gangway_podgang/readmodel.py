@@ -1,6 +1,7 @@
-"""The podgang service's read model: every PodCliqueSet, PodGang, Pod, headless Service and
-topology binding, kept in memory from the OBJECTS stream and grouped by the PodCliqueSet
-they belong to (pods and PodGangs as :mod:`gangway_podgang.compact` keeps them).
+"""The podgang service's read model: every PodCliqueSet, PodGang, Pod, headless Service,
+PodClique, scaling group and topology binding, kept in memory from the OBJECTS stream and
+grouped by the PodCliqueSet they belong to (pods and PodGangs as
+:mod:`gangway_podgang.compact` keeps them).
 
 A consumer of its own replays the stream from the start and then follows it, so the model is
 the store's state as of the last stream sequence applied. A handler that took a message with
@@ -27,10 +28,12 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from gangway_contracts import labels
 from gangway_contracts.codec import MALFORMED
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
+from gangway_contracts.k8s import ObjectMeta
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.services import Service
 from gangway_contracts.subjects import Kind, Subjects
+from gangway_podgang.cliques import PodCliqueView, ScalingGroupView
 from gangway_podgang.compact import PodRecord, compact_pod, compact_podgang
 from gangway_runtime.consumer import fetch_ready
 
@@ -38,14 +41,32 @@ log = logging.getLogger(__name__)
 
 # The PodCliqueSet a workload is about: (namespace, name).
 WorkloadKey = tuple[str, str]
-KINDS = (Kind.PODCLIQUESET, Kind.PODGANG, Kind.POD, Kind.SERVICE, Kind.CLUSTERTOPOLOGYBINDING)
+KINDS = (
+    Kind.PODCLIQUESET,
+    Kind.PODGANG,
+    Kind.POD,
+    Kind.SERVICE,
+    Kind.PODCLIQUE,
+    Kind.PODCLIQUESCALINGGROUP,
+    Kind.CLUSTERTOPOLOGYBINDING,
+)
 # What each kind's records decode into; anything else is malformed.
-Object = PodCliqueSet | PodGang | Pod | Service | ClusterTopologyBinding
+Object = (
+    PodCliqueSet
+    | PodGang
+    | Pod
+    | Service
+    | PodCliqueView
+    | ScalingGroupView
+    | ClusterTopologyBinding
+)
 VIEWS: dict[str, type[Object]] = {
     Kind.PODCLIQUESET: PodCliqueSet,
     Kind.PODGANG: PodGang,
     Kind.POD: Pod,
     Kind.SERVICE: Service,
+    Kind.PODCLIQUE: PodCliqueView,
+    Kind.PODCLIQUESCALINGGROUP: ScalingGroupView,
     Kind.CLUSTERTOPOLOGYBINDING: ClusterTopologyBinding,
 }
 _BATCH = 1000
@@ -64,6 +85,8 @@ class Workload:
     pods: dict[str, PodRecord] = field(default_factory=dict)
     # Its replicas' headless Services, by name (a replica's base gang's name too).
     services: dict[str, Service] = field(default_factory=dict)
+    podcliques: dict[str, PodCliqueView] = field(default_factory=dict)
+    scaling_groups: dict[str, ScalingGroupView] = field(default_factory=dict)
     # The gangs whose PodGang, pods or Service changed since the reconciler last took them.
     touched: set[str] = field(default_factory=set)
     # Its key in the model: every object filed under it refers to this one tuple.
@@ -75,12 +98,24 @@ class Workload:
             dict(self.podgangs),
             dict(self.pods),
             dict(self.services),
+            dict(self.podcliques),
+            dict(self.scaling_groups),
             key=self.key,
         )
 
 
+def gang_of(meta: ObjectMeta) -> str:
+    """The gang a PodClique travels with (its podgang label), or a scaling group: its
+    replica's base gang."""
+    found = meta.labels.get(labels.PODGANG)
+    if found:
+        return found
+    return f"{meta.labels.get(labels.PART_OF, '')}-{meta.labels.get(labels.PCS_REPLICA_INDEX, '')}"
+
+
 def workload_of(kind: str, namespace: str, obj_labels: dict[str, str], name: str) -> WorkloadKey:
-    """A PodGang, pod or Service belongs to the PodCliqueSet its part-of label names."""
+    """A PodGang, pod, Service, PodClique or scaling group belongs to the PodCliqueSet its
+    part-of label names."""
     if kind == Kind.PODCLIQUESET:
         return namespace, name
     return namespace, obj_labels.get(labels.PART_OF, "")
@@ -227,6 +262,12 @@ class ReadModel:
         elif isinstance(obj, Service):
             workload.services[name] = obj
             workload.touched.add(name)
+        elif isinstance(obj, PodCliqueView):
+            workload.podcliques[name] = obj
+            workload.touched.add(gang_of(obj.metadata))
+        elif isinstance(obj, ScalingGroupView):
+            workload.scaling_groups[name] = obj
+            workload.touched.add(gang_of(obj.metadata))
         else:
             pod = workload.pods[name] = compact_pod(obj)
             workload.touched.add(pod.gang)
@@ -244,9 +285,22 @@ class ReadModel:
         elif kind == Kind.SERVICE:
             workload.services.pop(name, None)
             workload.touched.add(name)
+        elif kind == Kind.PODCLIQUE:
+            if (clique := workload.podcliques.pop(name, None)) is not None:
+                workload.touched.add(gang_of(clique.metadata))
+        elif kind == Kind.PODCLIQUESCALINGGROUP:
+            if (group := workload.scaling_groups.pop(name, None)) is not None:
+                workload.touched.add(gang_of(group.metadata))
         elif (pod := workload.pods.pop(name, None)) is not None:
             workload.touched.add(pod.gang)
-        if not (workload.podcliqueset or workload.podgangs or workload.pods or workload.services):
+        if not (
+            workload.podcliqueset
+            or workload.podgangs
+            or workload.pods
+            or workload.services
+            or workload.podcliques
+            or workload.scaling_groups
+        ):
             del self._workloads[key]
 
     def workload(self, key: WorkloadKey) -> Workload:

@@ -6,8 +6,8 @@ nothing: the decision depends on the current state alone. Each question has a ro
 own: what to write (``decide.py``, from ``plan.py``), writing it gang by gang (``stream.py``,
 through ``writes.py``), what the backend says of the features asked for (``features.py``),
 the journal's catch-up (``journal_steps.py``), the replicas' headless Services
-(``headless.py``), the status (``podcliqueset_status.py``), and
-whether the PodCliqueSet exists at all (``owners.py``).
+(``headless.py``), the PodCliques and scaling groups (``cliques.py``), the status
+(``podcliqueset_status.py``), and whether the PodCliqueSet exists at all (``owners.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import Condition, find_condition
 from gangway_contracts.limits import Limits, over_limits
 from gangway_podgang import metrics, progress
+from gangway_podgang.cliques import cliques_to_write
 from gangway_podgang.decide import Observed, decide
 from gangway_podgang.features import FeatureVerdicts
 from gangway_podgang.headless import services_to_write
@@ -38,6 +39,7 @@ from gangway_podgang.step import Phantom, Step
 from gangway_podgang.stream import GangStream
 from gangway_podgang.writes import Actuator
 from gangway_runtime import tracing
+from gangway_runtime.status import now
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("gangway.podgang")
@@ -174,7 +176,22 @@ class Reconciler:
             focus=focus,
         )
         services, stale = services_to_write(pcs, workload.services, focus)
-        decision = replace(decision, write_services=services, delete_services=stale)
+        cliques, gone = cliques_to_write(
+            pcs,
+            plan,
+            cliques=workload.podcliques,
+            groups=workload.scaling_groups,
+            pods=workload.pods,
+            now=now(),
+            focus=focus,
+        )
+        decision = replace(
+            decision,
+            write_services=services,
+            delete_services=stale,
+            write_cliques=cliques,
+            delete_cliques=gone,
+        )
         return Step(pcs, workload, backend, plan, decision, binding=binding)
 
     async def _left_to_grove(self, pcs: PodCliqueSet) -> None:

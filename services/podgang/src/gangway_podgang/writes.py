@@ -13,8 +13,9 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -26,6 +27,7 @@ from gangway_contracts.k8s import Condition
 from gangway_contracts.services import Service
 from gangway_contracts.subjects import TRACEPARENT_HEADER, Kind, Subjects
 from gangway_podgang import metrics
+from gangway_podgang.cliques import CliqueDelete, CliqueWrite
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import Decision, Placement, PodsToCreate, phase_now
 from gangway_podgang.headless import ServiceWrite
@@ -35,9 +37,11 @@ from gangway_podgang.readmodel import Workload
 from gangway_podgang.report import Reporter
 from gangway_runtime import tracing
 from gangway_runtime.backends import BackendClient
-from gangway_runtime.kube import Kube, KubeError
+from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.objects import Recent, newer_or_same
 from gangway_runtime.status import (
+    PODCLIQUES,
+    PODCLIQUESCALINGGROUPS,
     PODGANGS,
     PODS,
     SERVICES,
@@ -49,6 +53,8 @@ from gangway_runtime.status import (
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+MERGE_PATCH: Final = "application/merge-patch+json"
+JSON_PATCH: Final = "application/json-patch+json"
 # The Event when a replica's Service name is held by a Service Gangway did not make.
 SERVICE_NAME_TAKEN: Final = "ServiceNameTaken"
 # Our gate off a pod, and only ours: a strategic-merge delete of that one entry.
@@ -56,6 +62,20 @@ UNGATE: Final = {
     "spec": {
         "schedulingGates": [{"$patch": "delete", "name": labels.PODGANG_PENDING_CREATION_GATE}]
     }
+}
+
+
+# What the model holds of the kinds it keeps whole, by name.
+_BY_NAME: Final[dict[str, Callable[[Workload], Mapping[str, Any]]]] = {
+    Kind.SERVICE: lambda w: w.services,
+    Kind.PODCLIQUE: lambda w: w.podcliques,
+    Kind.PODCLIQUESCALINGGROUP: lambda w: w.scaling_groups,
+}
+_RESOURCES: Final[dict[str, ApiResource]] = {
+    Kind.PODGANG: PODGANGS,
+    Kind.SERVICE: SERVICES,
+    Kind.PODCLIQUE: PODCLIQUES,
+    Kind.PODCLIQUESCALINGGROUP: PODCLIQUESCALINGGROUPS,
 }
 
 
@@ -75,9 +95,10 @@ class Expectation:
             if (gang := workload.podgangs.get(self.name)) is not None:
                 meta = gang.metadata
                 seen = meta.resource_version, meta.deletion_timestamp is not None
-        elif self.kind == Kind.SERVICE:
-            if (service := workload.services.get(self.name)) is not None:
-                meta = service.metadata
+        elif self.kind in _BY_NAME:
+            found = _BY_NAME[self.kind](workload).get(self.name)
+            if found is not None:
+                meta = found.metadata
                 seen = meta.resource_version, meta.deletion_timestamp is not None
         elif (pod := workload.pods.get(self.name)) is not None:
             seen = pod.resource_version, pod.deleting
@@ -209,6 +230,8 @@ class Actuator:
             *[self._set_placement(pcs, live, found) for live, found in decision.set_placement],
             *[self._write_service(pcs, service) for service in decision.write_services],
             *[self._delete_service(stale) for stale in decision.delete_services],
+            *[self._write_clique(clique) for clique in decision.write_cliques],
+            *[self._delete_clique(gone) for gone in decision.delete_cliques],
         ]
         results = await asyncio.gather(*steps, return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
@@ -280,6 +303,47 @@ class Actuator:
             )
         ]
 
+    async def _write_clique(self, write: CliqueWrite) -> list[Expectation]:
+        """A PodClique or scaling group: created (then its status, which a create cannot
+        set), its labels and spec set back to the template, its status replaced."""
+        resource, kind, name = _RESOURCES[write.kind], write.kind, write.name
+        written: dict[str, Any] | None = None
+        status = write.status
+        if write.create is not None:
+            call = self._send("POST", resource.path(write.namespace), _traced(write.create))
+            try:
+                written = await self._write(kind, "create", write.gang, call)
+            except KubeError as exc:
+                if exc.status != HTTPStatus.NOT_FOUND:
+                    raise
+                log.warning("%s not served: install deploy/crds (%s)", resource.plural, exc)
+                return []
+            if written is None:
+                return [Expectation(kind, name, "")]  # made before: the mirror shows it
+            status = status and {**status, "observedGeneration": written["metadata"]["generation"]}
+        try:
+            if write.spec is not None:
+                call = self._send(
+                    "PATCH", resource.path(write.namespace, name), write.spec, MERGE_PATCH
+                )
+                written = await self._write(kind, "update", write.gang, call)
+            if status is not None:
+                body = [{"op": "add", "path": "/status", "value": status}]
+                path = resource.path(write.namespace, name, "status")
+                call = self._send("PATCH", path, body, JSON_PATCH)
+                written = await self._write(kind, "status", "", call)
+        except KubeError as exc:
+            if exc.status != HTTPStatus.NOT_FOUND:
+                raise
+            # Gone since it was mirrored (collected with its owner, deleted): the mirror
+            # shows that next, and the next decision makes it again if it is still planned.
+            return [Expectation(kind, name, None)]
+        return [Expectation(kind, name, _version(written))]
+
+    async def _delete_clique(self, gone: CliqueDelete) -> list[Expectation]:
+        await self._delete(gone.kind, gone.namespace, gone.name, gone.uid, gang=gone.gang)
+        return [Expectation(gone.kind, gone.name, None)]
+
     async def _delete_service(self, live: Service) -> list[Expectation]:
         meta = live.metadata
         await self._delete(Kind.SERVICE, meta.namespace, meta.name, meta.uid, gang=meta.name)
@@ -291,7 +355,7 @@ class Actuator:
 
     async def _delete(self, kind: str, namespace: str, name: str, uid: str, *, gang: str) -> None:
         """Delete the object we decided on, not a namesake created since (uid precondition)."""
-        resource = {Kind.PODGANG: PODGANGS, Kind.SERVICE: SERVICES}.get(Kind(kind), PODS)
+        resource = _RESOURCES.get(kind, PODS)
         body = {"preconditions": {"uid": uid}, "propagationPolicy": "Background"}
         call = self._send("DELETE", resource.path(namespace, name), body)
         await self._write(kind, "delete", gang, call)

@@ -1,0 +1,435 @@
+"""Which PodCliques and PodCliqueScalingGroups to write, and what their status says, as
+Grove's operator keeps them. Pure.
+
+- one PodClique per clique instance (a planned podgroup: ``<pcs>-<r>-<clique>``, or
+  ``<pcs>-<r>-<group>-<g>-<clique>`` in scaling-group replica ``g``), owned by the
+  PodCliqueSet, or by its scaling group when it is a member (made once the group is there);
+- one PodCliqueScalingGroup per scaling group of each replica (``<pcs>-<r>-<group>``), owned
+  by the PodCliqueSet;
+- their spec follows the template (its hash in Grove's pod-template-hash label), and their
+  status is counted from the pods the read model holds: written when a count or a condition
+  changes, a condition's transition time kept while its status holds;
+- those of replicas or scaling-group replicas no longer planned are deleted.
+
+Pods stay owned by their PodGang (deleting a PodClique takes no pod with it): the gang, not
+the clique, is what Gangway creates and recycles whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+from gangway_contracts import labels
+from gangway_contracts.cliques import (
+    CLIQUE_API_VERSION,
+    COMPONENT_GROUP_PODCLIQUE,
+    COMPONENT_PODCLIQUE,
+    COMPONENT_SCALING_GROUP,
+    INSUFFICIENT_AVAILABLE_REPLICAS,
+    INSUFFICIENT_READY_PODS,
+    INSUFFICIENT_SCHEDULED_PODS,
+    MIN_AVAILABLE_BREACHED,
+    PODCLIQUE_SCHEDULED,
+    SCHEDULED_BELOW_MIN_AVAILABLE,
+    SUFFICIENT_AVAILABLE_REPLICAS,
+    SUFFICIENT_READY_PODS,
+    SUFFICIENT_SCHEDULED_PODS,
+    PodCliqueScalingGroupSpec,
+    PodCliqueScalingGroupStatus,
+    PodCliqueStatus,
+)
+from gangway_contracts.codec import to_object
+from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.k8s import Condition, ObjectMeta, Wire
+from gangway_contracts.subjects import Kind
+from gangway_podgang.compact import PodRecord
+from gangway_podgang.manifests import controlled_by, owner_reference
+from gangway_podgang.plan import Plan, PlannedPodGroup
+
+FAILED: Final = "Failed"
+
+
+class CliqueSpecView(Wire, frozen=True, kw_only=True):
+    replicas: int = 0
+    min_available: int | None = None
+
+
+class PodCliqueView(Wire, frozen=True, kw_only=True):
+    """A PodClique as podgang reads it: not its pod spec (its template hash label says
+    which template it holds)."""
+
+    metadata: ObjectMeta
+    spec: CliqueSpecView = CliqueSpecView()
+    status: PodCliqueStatus | None = None
+
+
+class ScalingGroupView(Wire, frozen=True, kw_only=True):
+    metadata: ObjectMeta
+    spec: PodCliqueScalingGroupSpec = PodCliqueScalingGroupSpec()
+    status: PodCliqueScalingGroupStatus | None = None
+
+
+@dataclass(frozen=True)
+class CliqueWrite:
+    """One PodClique or scaling group to create, to set back to the template, or whose
+    status to write; it travels with ``gang``'s writes."""
+
+    kind: str  # Kind.PODCLIQUE or Kind.PODCLIQUESCALINGGROUP
+    name: str
+    namespace: str
+    gang: str
+    create: dict[str, Any] | None = None  # the manifest, when it does not exist
+    spec: dict[str, Any] | None = None  # a merge patch of labels and spec, when drifted
+    status: dict[str, Any] | None = None  # the status, when it differs
+
+
+@dataclass(frozen=True)
+class CliqueDelete:
+    kind: str
+    name: str
+    namespace: str
+    uid: str
+    gang: str
+
+
+def _selector(pcs: PodCliqueSet, key: str, value: str) -> str:
+    return (
+        f"{labels.MANAGED_BY}={labels.MANAGED_BY_GANGWAY},"
+        f"{labels.PART_OF}={pcs.metadata.name},{key}={value}"
+    )
+
+
+def _condition(
+    type_: str, holds: bool, reason: str, message: str, *, live: list[Condition], now: str
+) -> Condition:
+    """A condition, its transition time kept from ``live`` while its status holds."""
+    status = "True" if holds else "False"
+    before = next((c for c in live if c.type == type_), None)
+    since = before.last_transition_time if before and before.status == status else now
+    return Condition(
+        type=type_, status=status, reason=reason, message=message, last_transition_time=since
+    )
+
+
+def clique_status(
+    pcs: PodCliqueSet,
+    group: PlannedPodGroup,
+    pods: Mapping[str, PodRecord],
+    live: PodCliqueView | None,
+    now: str,
+) -> PodCliqueStatus:
+    """Grove's counts and conditions for one clique instance, from its planned pods."""
+    found = [p for name in group.pods if (p := pods.get(name)) is not None and not p.deleting]
+    scheduled = sum(1 for p in found if p.is_scheduled)
+    failed = sum(1 for p in found if p.is_scheduled and p.phase == FAILED)
+    minimum = group.min_replicas
+    before = list(live.status.conditions) if live and live.status else []
+    if scheduled < minimum:
+        breach = (True, SCHEDULED_BELOW_MIN_AVAILABLE)
+        said = f"Scheduled replicas ({scheduled}) below MinAvailable ({minimum})"
+    elif scheduled - failed < minimum:
+        breach = (True, INSUFFICIENT_READY_PODS)
+        said = (
+            "Insufficient ready or starting pods. expected at least: "
+            f"{minimum}, found: {scheduled - failed}"
+        )
+    else:
+        breach = (False, SUFFICIENT_READY_PODS)
+        said = (
+            "Either sufficient ready or starting pods found. expected at least: "
+            f"{minimum}, found: {scheduled - failed}"
+        )
+    enough = scheduled >= minimum
+    placed = (
+        f"{'Sufficient' if enough else 'Insufficient'} scheduled pods"
+        f"{' found' if enough else ''}. expected at least: {minimum}, found: {scheduled}"
+    )
+    return PodCliqueStatus(
+        observed_generation=live.metadata.generation if live else None,
+        replicas=len(found),
+        ready_replicas=sum(1 for p in found if p.ready),
+        updated_replicas=sum(1 for p in found if p.template_hash in (None, group.template_hash)),
+        schedule_gated_replicas=sum(
+            1 for p in found if p.is_gated(labels.PODGANG_PENDING_CREATION_GATE)
+        ),
+        scheduled_replicas=scheduled,
+        hpa_pod_selector=_selector(pcs, labels.PODCLIQUE, group.name),
+        current_pod_template_hash=group.template_hash,
+        conditions=[
+            _condition(
+                PODCLIQUE_SCHEDULED,
+                enough,
+                SUFFICIENT_SCHEDULED_PODS if enough else INSUFFICIENT_SCHEDULED_PODS,
+                placed,
+                live=before,
+                now=now,
+            ),
+            _condition(MIN_AVAILABLE_BREACHED, breach[0], breach[1], said, live=before, now=now),
+        ],
+    )
+
+
+def _breached(status: PodCliqueStatus) -> bool:
+    return any(c.type == MIN_AVAILABLE_BREACHED and c.status == "True" for c in status.conditions)
+
+
+def _scheduled(status: PodCliqueStatus) -> bool:
+    return any(c.type == PODCLIQUE_SCHEDULED and c.status == "True" for c in status.conditions)
+
+
+def group_status(
+    pcs: PodCliqueSet,
+    name: str,
+    spec: PodCliqueScalingGroupSpec,
+    members: Mapping[int, list[tuple[PlannedPodGroup, PodCliqueStatus]]],
+    *,
+    live: ScalingGroupView | None,
+    now: str,
+) -> PodCliqueScalingGroupStatus:
+    """Grove's counts and its MinAvailableBreached for one scaling group, from its members'
+    statuses by scaling-group replica."""
+    available = sum(1 for m in members.values() if not any(_breached(s) for _, s in m))
+    enough = available >= spec.min_available
+    before = list(live.status.conditions) if live and live.status else []
+    said = (
+        f"{'Sufficient' if enough else 'Insufficient'} PodCliqueScalingGroup ready replicas, "
+        f"expected at least: {spec.min_available}, found: {available}"
+    )
+    reason = SUFFICIENT_AVAILABLE_REPLICAS if enough else INSUFFICIENT_AVAILABLE_REPLICAS
+    return PodCliqueScalingGroupStatus(
+        observed_generation=live.metadata.generation if live else None,
+        replicas=spec.replicas,
+        scheduled_replicas=sum(1 for m in members.values() if all(_scheduled(s) for _, s in m)),
+        available_replicas=available,
+        updated_replicas=sum(
+            1 for m in members.values() if all(s.updated_replicas == len(g.pods) for g, s in m)
+        ),
+        selector=_selector(pcs, labels.SCALING_GROUP, name),
+        conditions=[
+            _condition(MIN_AVAILABLE_BREACHED, not enough, reason, said, live=before, now=now)
+        ],
+    )
+
+
+def _object_labels(pcs: PodCliqueSet, replica: int, component: str) -> dict[str, str]:
+    return {
+        **pcs.metadata.labels,
+        labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY,
+        labels.PART_OF: pcs.metadata.name,
+        labels.COMPONENT: component,
+        labels.PCS_REPLICA_INDEX: str(replica),
+    }
+
+
+def podclique_manifest(
+    pcs: PodCliqueSet, gang: str, replica: int, group: PlannedPodGroup, owner: dict[str, Any]
+) -> dict[str, Any]:
+    """A clique instance's PodClique: Grove's labels (its gang, its template's hash, its
+    scaling group), the template's spec (startup order is not provided: no startsAfter)."""
+    component = COMPONENT_PODCLIQUE if group.scaling_group is None else COMPONENT_GROUP_PODCLIQUE
+    own = {
+        **_object_labels(pcs, replica, component),
+        labels.PODGANG: gang,
+        labels.POD_TEMPLATE_HASH: group.template_hash,
+    }
+    if group.scaling_group is not None:
+        own[labels.SCALING_GROUP] = group.scaling_group
+        own[labels.SCALING_GROUP_REPLICA_INDEX] = str(group.scaling_group_replica)
+    template = group.clique.spec
+    return {
+        "apiVersion": CLIQUE_API_VERSION,
+        "kind": "PodClique",
+        "metadata": {
+            "name": group.name,
+            "namespace": pcs.metadata.namespace,
+            "labels": own,
+            "ownerReferences": [owner],
+        },
+        "spec": {
+            "roleName": template.role_name,
+            "replicas": template.replicas,
+            "minAvailable": group.min_replicas,
+            "podSpec": msgspec.json.decode(template.pod_spec),
+        },
+    }
+
+
+def scaling_group_manifest(
+    pcs: PodCliqueSet, replica: int, name: str, spec: PodCliqueScalingGroupSpec
+) -> dict[str, Any]:
+    meta = pcs.metadata
+    return {
+        "apiVersion": CLIQUE_API_VERSION,
+        "kind": "PodCliqueScalingGroup",
+        "metadata": {
+            "name": name,
+            "namespace": meta.namespace,
+            "labels": _object_labels(pcs, replica, COMPONENT_SCALING_GROUP),
+            "ownerReferences": [owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)],
+        },
+        "spec": to_object(spec),
+    }
+
+
+def _status_write(
+    desired: PodCliqueStatus | PodCliqueScalingGroupStatus,
+    live: PodCliqueStatus | PodCliqueScalingGroupStatus | None,
+) -> dict[str, Any] | None:
+    return None if desired == live else to_object(desired)
+
+
+def cliques_to_write(
+    pcs: PodCliqueSet,
+    plan: Plan,
+    *,
+    cliques: Mapping[str, PodCliqueView],
+    groups: Mapping[str, ScalingGroupView],
+    pods: Mapping[str, PodRecord],
+    now: str,
+    focus: Collection[str] | None = None,
+) -> tuple[tuple[CliqueWrite, ...], tuple[CliqueDelete, ...]]:
+    """(PodCliques and scaling groups to create, set back or report on; those no longer
+    planned). ``focus``: only for these gangs, deleting nothing (as :func:`decide.decide`)."""
+    rules = _Rules(pcs, cliques, groups, pods, now)
+    members: dict[str, dict[int, list[tuple[PlannedPodGroup, PodCliqueStatus]]]] = {}
+    wanted: set[str] = set()
+    for gang in plan.gangs:
+        for group in gang.podgroups:
+            wanted.add(group.name)
+            live = cliques.get(group.name)
+            if live is not None and not rules.ours(live.metadata):
+                continue  # a namesake of another PodCliqueSet, on its way out
+            status = clique_status(pcs, group, pods, live, now)
+            if group.scaling_group is not None:
+                by_replica = members.setdefault(group.scaling_group, {})
+                by_replica.setdefault(group.scaling_group_replica or 0, []).append((group, status))
+            if focus is None or gang.name in focus:
+                rules.clique(gang.name, gang.pcs_replica, group, live, status)
+    for name, by_replica in members.items():
+        wanted.add(name)
+        rules.scaling_group(name, by_replica, focus)
+    if focus is None:
+        rules.stale(wanted)
+    return tuple(rules.writes), tuple(rules.deletes)
+
+
+@dataclass
+class _Rules:
+    pcs: PodCliqueSet
+    cliques: Mapping[str, PodCliqueView]
+    groups: Mapping[str, ScalingGroupView]
+    pods: Mapping[str, PodRecord]
+    now: str
+    writes: list[CliqueWrite] = field(default_factory=list)
+    deletes: list[CliqueDelete] = field(default_factory=list)
+
+    def ours(self, meta: ObjectMeta) -> bool:
+        """Made for this PodCliqueSet: controlled by it, or by one of its scaling groups."""
+        uid = self.pcs.metadata.uid
+        if controlled_by(meta, uid):
+            return True
+        mine = {g.metadata.uid for g in self.groups.values() if controlled_by(g.metadata, uid)}
+        return any(ref.controller and ref.uid in mine for ref in meta.owner_references)
+
+    def clique(
+        self,
+        gang: str,
+        replica: int,
+        group: PlannedPodGroup,
+        live: PodCliqueView | None,
+        status: PodCliqueStatus,
+    ) -> None:
+        pcs, ns = self.pcs, self.pcs.metadata.namespace
+        if live is None:
+            owner = self._owner_of(group)
+            if owner is None:
+                return  # made once its scaling group is (it owns it)
+            manifest = podclique_manifest(pcs, gang, replica, group, owner)
+            self.writes.append(
+                CliqueWrite(
+                    Kind.PODCLIQUE, group.name, ns, gang, create=manifest, status=to_object(status)
+                )
+            )
+            return
+        changed = None
+        if (
+            live.metadata.labels.get(labels.POD_TEMPLATE_HASH) != group.template_hash
+            or live.spec.replicas != group.clique.spec.replicas
+            or live.spec.min_available != group.min_replicas
+        ):
+            desired = podclique_manifest(pcs, gang, replica, group, {})
+            changed = {
+                "metadata": {"labels": {labels.POD_TEMPLATE_HASH: group.template_hash}},
+                "spec": desired["spec"],
+            }
+        written = _status_write(status, live.status)
+        if changed or written:
+            self.writes.append(
+                CliqueWrite(Kind.PODCLIQUE, group.name, ns, gang, spec=changed, status=written)
+            )
+
+    def _owner_of(self, group: PlannedPodGroup) -> dict[str, Any] | None:
+        meta = self.pcs.metadata
+        if group.scaling_group is None:
+            return owner_reference(self.pcs.api_version, self.pcs.kind, meta.name, meta.uid)
+        parent = self.groups.get(group.scaling_group)
+        if parent is None:
+            return None
+        group_meta = parent.metadata
+        kind = "PodCliqueScalingGroup"
+        return owner_reference(CLIQUE_API_VERSION, kind, group_meta.name, group_meta.uid)
+
+    def scaling_group(
+        self,
+        name: str,
+        by_replica: Mapping[int, list[tuple[PlannedPodGroup, PodCliqueStatus]]],
+        focus: Collection[str] | None,
+    ) -> None:
+        pcs = self.pcs
+        meta = pcs.metadata
+        replica = int(name.removeprefix(f"{meta.name}-").split("-", 1)[0])
+        base = f"{meta.name}-{replica}"
+        if focus is not None and base not in focus:
+            return
+        config = next(
+            g for g in pcs.spec.template.pod_clique_scaling_groups if name == f"{base}-{g.name}"
+        )
+        spec = PodCliqueScalingGroupSpec(
+            replicas=config.replicas,
+            min_available=config.min_available,
+            clique_names=list(config.clique_names),
+        )
+        live = self.groups.get(name)
+        kind, ns = Kind.PODCLIQUESCALINGGROUP, meta.namespace
+        if live is None:
+            manifest = scaling_group_manifest(pcs, replica, name, spec)
+            self.writes.append(CliqueWrite(kind, name, ns, base, create=manifest))
+            return
+        if not controlled_by(live.metadata, meta.uid):
+            return
+        desired = group_status(pcs, name, spec, by_replica, live=live, now=self.now)
+        changed = None if live.spec == spec else {"spec": to_object(spec)}
+        status = _status_write(desired, live.status)
+        if changed or status:
+            self.writes.append(CliqueWrite(kind, name, ns, base, spec=changed, status=status))
+
+    def stale(self, wanted: Collection[str]) -> None:
+        """Those of replicas, or scaling-group replicas, no longer planned."""
+        ns = self.pcs.metadata.namespace
+        found: list[tuple[str, PodCliqueView | ScalingGroupView]] = [
+            *((Kind.PODCLIQUE, c) for c in self.cliques.values()),
+            *((Kind.PODCLIQUESCALINGGROUP, g) for g in self.groups.values()),
+        ]
+        for kind, live in found:
+            meta = live.metadata
+            if meta.name in wanted or meta.deletion_timestamp or not self.ours(meta):
+                continue
+            gang = meta.labels.get(labels.PODGANG) or (
+                f"{meta.labels.get(labels.PART_OF, '')}-"
+                f"{meta.labels.get(labels.PCS_REPLICA_INDEX, '')}"
+            )
+            self.deletes.append(CliqueDelete(kind, meta.name, ns, meta.uid, gang))
