@@ -38,10 +38,10 @@ from tests.support.kube import admin_client
 
 UP_WITHIN = 180.0
 POOL_LABEL = "gangway.dev/test-pool"
-GANGWAY_CRDS = (
-    "podcliquesets.grove.io",
+GANGWAY_CRDS = (  # as up names them: by file name
     "podcliques.grove.io",
     "podcliquescalinggroups.grove.io",
+    "podcliquesets.grove.io",
     "podgangs.scheduler.grove.io",
 )
 
