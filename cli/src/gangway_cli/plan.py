@@ -1,5 +1,5 @@
-"""``gangway plan FILE``: the PodGangs and headless Services (and pods) a PodCliqueSet
-produces, offline."""
+"""``gangway plan FILE``: the PodGangs a PodCliqueSet produces, offline; with ``--pods``
+also its pods, headless Services, PodCliques and scaling groups."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts.errors import FieldErrors
+from gangway_podgang.cliques import planned_objects
 from gangway_podgang.manifests import headless_service, pod_manifest, podgang_manifest
 
 
@@ -22,8 +23,8 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
     plan.add_argument(
         "--pods",
         action="store_true",
-        help="print the Pod manifests too (hostname, subdomain, Grove's variables), and each "
-        "replica's headless Service",
+        help="print the Pod manifests too (hostname, subdomain, Grove's variables), each "
+        "replica's headless Service, and the PodCliques and scaling groups",
     )
     plan.add_argument("--config", type=Path, help="operator configuration (default backend)")
     add_output_option(plan)
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         if args.pods:
             if gang.is_base:  # the replica's headless Service, named as its base gang
                 documents.append(headless_service(pcs, gang.pcs_replica))
+            documents.extend(planned_objects(pcs, plan, gang.name))
             documents.extend(
                 pod_manifest(gang, group, index, pcs, podgang_uid="")
                 for group, index, _ in gang.pods

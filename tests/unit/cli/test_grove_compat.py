@@ -192,8 +192,8 @@ def test_each_pod_contains_what_grove_puts_in_it(
     path: Path, config: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Not only as many pods as Grove makes: the same names, hostnames, subdomains, gangs
-    and Grove variables in every container and init container, and one headless Service
-    per replica selecting its pods."""
+    and Grove variables in every container and init container, one headless Service per
+    replica selecting its pods, and one PodClique per clique instance."""
     code, out, err = run(capsys, "plan", "--pods", "--config", config, str(path))
     assert code == 0, err
     docs = [d for d in yaml.safe_load_all(out) if d]
@@ -201,6 +201,9 @@ def test_each_pod_contains_what_grove_puts_in_it(
     services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
     grove = pods_grove_would_make(podcliqueset(path))
     assert sorted(pods) == sorted(grove)
+    # One PodClique per clique instance, named as the pods' GROVE_PCLQ_NAME says.
+    cliques = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "PodClique")
+    assert cliques == sorted({want["env"]["GROVE_PCLQ_NAME"] for want in grove.values()})
     for pod_name, want in grove.items():
         pod = pods[pod_name]
         spec, pod_labels = pod["spec"], pod["metadata"]["labels"]

@@ -275,6 +275,31 @@ def scaling_group_manifest(
     }
 
 
+def planned_objects(pcs: PodCliqueSet, plan: Plan, gang: str) -> list[dict[str, Any]]:
+    """The scaling groups and PodCliques one planned gang brings, as ``gangway plan --pods``
+    shows them (offline: the owners' uids are not known yet)."""
+    meta = pcs.metadata
+    found: list[dict[str, Any]] = []
+    planned = next(g for g in plan.gangs if g.name == gang)
+    if planned.is_base:
+        for config in pcs.spec.template.pod_clique_scaling_groups:
+            spec = PodCliqueScalingGroupSpec(
+                replicas=config.replicas,
+                min_available=config.min_available,
+                clique_names=list(config.clique_names),
+            )
+            name = f"{gang}-{config.name}"
+            found.append(scaling_group_manifest(pcs, planned.pcs_replica, name, spec))
+    for group in planned.podgroups:
+        if group.scaling_group is None:
+            owner = owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)
+        else:
+            kind = "PodCliqueScalingGroup"
+            owner = owner_reference(CLIQUE_API_VERSION, kind, group.scaling_group, "")
+        found.append(podclique_manifest(pcs, gang, planned.pcs_replica, group, owner))
+    return found
+
+
 def _status_write(
     desired: PodCliqueStatus | PodCliqueScalingGroupStatus,
     live: PodCliqueStatus | PodCliqueScalingGroupStatus | None,
