@@ -89,6 +89,8 @@ async def backend(
     [
         "podgang:create",
         "service:create",
+        "podclique:create",
+        "podclique:status",
         "podgang:status",
         "pod:create",
         "podgang:update",
@@ -125,6 +127,7 @@ async def test_killed_after_any_write_the_restarted_service_ends_where_it_would_
     assert service.writes.count("pod:create") <= 4
     assert service.writes.count("podgang:create") <= 1
     assert service.writes.count("service:create") <= 1
+    assert service.writes.count("podclique:create") <= 1
     assert not [w for w in service.writes if w.endswith(":delete")]
     assert lifts
     assert all(await asyncio.gather(*lifts)), "a gate came off before its gang was ready"
