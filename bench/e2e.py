@@ -98,6 +98,14 @@ WRITE_VERBS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 GANG_RESOURCES: Final = frozenset({"pods", "podgangs", "podgangs/status", "workloads", "podgroups"})
 PODCLIQUESET_STATUS: Final = "podcliquesets/status"
 SERVICES: Final = "services"
+CLIQUE_RESOURCES: Final = frozenset(
+    {
+        "podcliques",
+        "podcliques/status",
+        "podcliquescalinggroups",
+        "podcliquescalinggroups/status",
+    }
+)
 EVENTS: Final = "events"
 READ_VERBS: Final = frozenset({"GET", "LIST", "WATCH"})
 DONE_WITHIN: Final = 900.0
@@ -522,6 +530,10 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
         # One per PodCliqueSet replica (pods find each other by name through it).
         "API writes for the replicas' headless Services, per replica": round(
             writes_to({SERVICES}) / (run.podcliquesets * run.replicas), 2
+        ),
+        # Grove's objects beside the gangs: their creates, spec and status writes.
+        "API writes for PodCliques and scaling groups, per gang": round(
+            writes_to(CLIQUE_RESOURCES) / run.gangs, 2
         ),
         "PodCliqueSet status writes, per PodCliqueSet": round(
             writes_to({PODCLIQUESET_STATUS}) / run.podcliquesets, 2
