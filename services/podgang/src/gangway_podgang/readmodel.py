@@ -27,6 +27,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from gangway_contracts import labels
 from gangway_contracts.codec import MALFORMED
+from gangway_contracts.durables import PODGANG_KINDS
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_contracts.k8s import ObjectMeta
 from gangway_contracts.pods import Pod
@@ -41,15 +42,8 @@ log = logging.getLogger(__name__)
 
 # The PodCliqueSet a workload is about: (namespace, name).
 WorkloadKey = tuple[str, str]
-KINDS = (
-    Kind.PODCLIQUESET,
-    Kind.PODGANG,
-    Kind.POD,
-    Kind.SERVICE,
-    Kind.PODCLIQUE,
-    Kind.PODCLIQUESCALINGGROUP,
-    Kind.CLUSTERTOPOLOGYBINDING,
-)
+# What podgang acts on, and the topology bindings its plans read.
+KINDS = (*PODGANG_KINDS, Kind.CLUSTERTOPOLOGYBINDING)
 # What each kind's records decode into; anything else is malformed.
 Object = (
     PodCliqueSet
