@@ -6,7 +6,11 @@ from __future__ import annotations
 import msgspec
 
 from gangway_contracts import labels
-from gangway_contracts.cliques import PodCliqueScalingGroupSpec, PodCliqueStatus
+from gangway_contracts.cliques import (
+    PodCliqueScalingGroupSpec,
+    PodCliqueScalingGroupStatus,
+    PodCliqueStatus,
+)
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import ObjectMeta, OwnerReference
@@ -17,6 +21,7 @@ from gangway_podgang.cliques import (
     clique_status,
     cliques_to_write,
     group_status,
+    statuses_to_write,
 )
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.plan import PlannedPodGroup, plan_podgangs
@@ -131,10 +136,10 @@ def test_a_group_is_available_by_its_replicas_none_breached() -> None:
     assert status.conditions[0].status == "False"  # 1 available, 1 needed
 
 
-def test_the_group_first_then_its_cliques_owned_by_it_then_nothing_while_unchanged() -> None:
+def test_the_group_first_then_its_cliques_owned_by_it_then_only_statuses_that_moved() -> None:
     found = pcs()
     plan = plan_podgangs(found)
-    writes, stale = cliques_to_write(found, plan, cliques={}, groups={}, pods={}, now=NOW)
+    writes, stale = cliques_to_write(found, plan, cliques={}, groups={})
     assert [(w.kind, w.name) for w in writes] == [
         (Kind.PODCLIQUESCALINGGROUP, "env-demo-pcsg-0-model-instance")
     ]
@@ -142,6 +147,7 @@ def test_the_group_first_then_its_cliques_owned_by_it_then_nothing_while_unchang
     group_meta = ObjectMeta(
         name="env-demo-pcsg-0-model-instance",
         uid="group-uid",
+        resource_version="5",
         owner_references=[
             OwnerReference(
                 api_version="grove.io/v1alpha1",
@@ -152,25 +158,39 @@ def test_the_group_first_then_its_cliques_owned_by_it_then_nothing_while_unchang
             )
         ],
     )
-    groups = {group_meta.name: ScalingGroupView(metadata=group_meta)}
-    writes, _ = cliques_to_write(found, plan, cliques={}, groups=groups, pods={}, now=NOW)
+    group_spec = PodCliqueScalingGroupSpec(
+        replicas=2, min_available=1, clique_names=["leader", "worker"]
+    )
+    groups = {group_meta.name: ScalingGroupView(metadata=group_meta, spec=group_spec)}
+    writes, _ = cliques_to_write(found, plan, cliques={}, groups=groups)
     made = [w for w in writes if w.kind == Kind.PODCLIQUE]
     assert len(made) == 4
-    for write in made:
-        assert write.create is not None
-        assert write.create["metadata"]["ownerReferences"][0]["uid"] == "group-uid"
-    # As written (the status's generation the created object's), mirrored back: nothing
-    # more to write for the cliques.
     cliques = {}
     for write in made:
         assert write.create is not None
-        assert write.status is not None
+        assert write.create["metadata"]["ownerReferences"][0]["uid"] == "group-uid"
         meta = {**write.create["metadata"], "uid": f"u-{write.name}", "generation": 1}
-        status = {**write.status, "observedGeneration": 1}
-        mirrored = {**write.create, "metadata": meta, "status": status}
-        cliques[write.name] = msgspec.convert(mirrored, PodCliqueView)
-    writes, stale = cliques_to_write(
-        found, plan, cliques=cliques, groups=groups, pods={}, now=LATER
-    )
-    assert [w.kind for w in writes] == [Kind.PODCLIQUESCALINGGROUP]  # its first status
-    assert stale == ()
+        cliques[write.name] = msgspec.convert({**write.create, "metadata": meta}, PodCliqueView)
+    # Made: nothing more to create; every one's first status, the group's too.
+    writes, stale = cliques_to_write(found, plan, cliques=cliques, groups=groups)
+    assert (writes, stale) == ((), ())
+    statuses = statuses_to_write(found, plan, cliques=cliques, groups=groups, pods={}, now=NOW)
+    assert len(statuses) == 5
+    # Written and mirrored back: nothing moved, nothing written, an hour later too.
+    cliques = {
+        s.name: msgspec.structs.replace(
+            cliques[s.name], status=msgspec.convert(s.status, PodCliqueStatus)
+        )
+        for s in statuses
+        if s.kind == Kind.PODCLIQUE
+    }
+    [group_write] = [s for s in statuses if s.kind == Kind.PODCLIQUESCALINGGROUP]
+    groups = {
+        group_meta.name: ScalingGroupView(
+            metadata=group_meta,
+            spec=group_spec,
+            status=msgspec.convert(group_write.status, PodCliqueScalingGroupStatus),
+        )
+    }
+    again = statuses_to_write(found, plan, cliques=cliques, groups=groups, pods={}, now=LATER)
+    assert again == []

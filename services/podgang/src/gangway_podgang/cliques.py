@@ -6,9 +6,11 @@ Grove's operator keeps them. Pure.
   PodCliqueSet, or by its scaling group when it is a member (made once the group is there);
 - one PodCliqueScalingGroup per scaling group of each replica (``<pcs>-<r>-<group>``), owned
   by the PodCliqueSet;
-- their spec follows the template (its hash in Grove's pod-template-hash label), and their
-  status is counted from the pods the read model holds: written when a count or a condition
-  changes, a condition's transition time kept while its status holds;
+- their spec follows the template (its hash in Grove's pod-template-hash label); made and
+  set back with their gang's writes (:func:`cliques_to_write`);
+- their status is counted from the pods the read model holds and written once a reconcile
+  has done its writes (:func:`statuses_to_write`), when a count or a condition changed, a
+  condition's transition time kept while its status holds: never in a gang's way;
 - those of replicas or scaling-group replicas no longer planned are deleted.
 
 Pods stay owned by their PodGang (deleting a PodClique takes no pod with it): the gang, not
@@ -75,8 +77,8 @@ class ScalingGroupView(Wire, frozen=True, kw_only=True):
 
 @dataclass(frozen=True)
 class CliqueWrite:
-    """One PodClique or scaling group to create, to set back to the template, or whose
-    status to write; it travels with ``gang``'s writes."""
+    """One PodClique or scaling group to create or to set back to the template; it
+    travels with ``gang``'s writes."""
 
     kind: str  # Kind.PODCLIQUE or Kind.PODCLIQUESCALINGGROUP
     name: str
@@ -84,7 +86,6 @@ class CliqueWrite:
     gang: str
     create: dict[str, Any] | None = None  # the manifest, when it does not exist
     spec: dict[str, Any] | None = None  # a merge patch of labels and spec, when drifted
-    status: dict[str, Any] | None = None  # the status, when it differs
 
 
 @dataclass(frozen=True)
@@ -300,14 +301,47 @@ def planned_objects(pcs: PodCliqueSet, plan: Plan, gang: str) -> list[dict[str, 
     return found
 
 
-def _status_write(
-    desired: PodCliqueStatus | PodCliqueScalingGroupStatus,
-    live: PodCliqueStatus | PodCliqueScalingGroupStatus | None,
-) -> dict[str, Any] | None:
-    return None if desired == live else to_object(desired)
-
-
 def cliques_to_write(
+    pcs: PodCliqueSet,
+    plan: Plan,
+    *,
+    cliques: Mapping[str, PodCliqueView],
+    groups: Mapping[str, ScalingGroupView],
+    focus: Collection[str] | None = None,
+) -> tuple[tuple[CliqueWrite, ...], tuple[CliqueDelete, ...]]:
+    """(PodCliques and scaling groups to create or set back to the template; those no
+    longer planned). ``focus``: only for these gangs, deleting nothing (as
+    :func:`decide.decide`). Their status is not here: see :func:`statuses_to_write`."""
+    rules = _Rules(pcs, cliques, groups)
+    wanted: set[str] = set()
+    for gang in plan.gangs:
+        for group in gang.podgroups:
+            wanted.add(group.name)
+            if group.scaling_group is not None:
+                wanted.add(group.scaling_group)
+            live = cliques.get(group.name)
+            if live is not None and not rules.ours(live.metadata):
+                continue  # a namesake of another PodCliqueSet, on its way out
+            if focus is None or gang.name in focus:
+                rules.clique(gang.name, gang.pcs_replica, group, live)
+    groups_planned = {g.scaling_group for gang in plan.gangs for g in gang.podgroups}
+    for name in sorted(n for n in groups_planned if n is not None):
+        if focus is None or _base_of(pcs, name) in focus:
+            rules.scaling_group(name)
+    if focus is None:
+        rules.stale(wanted)
+    return tuple(rules.writes), tuple(rules.deletes)
+
+
+@dataclass(frozen=True)
+class StatusWrite:
+    kind: str
+    name: str
+    namespace: str
+    status: dict[str, Any]
+
+
+def statuses_to_write(
     pcs: PodCliqueSet,
     plan: Plan,
     *,
@@ -315,31 +349,50 @@ def cliques_to_write(
     groups: Mapping[str, ScalingGroupView],
     pods: Mapping[str, PodRecord],
     now: str,
-    focus: Collection[str] | None = None,
-) -> tuple[tuple[CliqueWrite, ...], tuple[CliqueDelete, ...]]:
-    """(PodCliques and scaling groups to create, set back or report on; those no longer
-    planned). ``focus``: only for these gangs, deleting nothing (as :func:`decide.decide`)."""
-    rules = _Rules(pcs, cliques, groups, pods, now)
+) -> list[StatusWrite]:
+    """The status of every PodClique and scaling group the model holds for this
+    PodCliqueSet whose counts or conditions moved: written once a reconcile has done its
+    writes, never in a gang's way."""
+    rules = _Rules(pcs, cliques, groups)
+    ns = pcs.metadata.namespace
+    found: list[StatusWrite] = []
     members: dict[str, dict[int, list[tuple[PlannedPodGroup, PodCliqueStatus]]]] = {}
-    wanted: set[str] = set()
     for gang in plan.gangs:
         for group in gang.podgroups:
-            wanted.add(group.name)
             live = cliques.get(group.name)
-            if live is not None and not rules.ours(live.metadata):
-                continue  # a namesake of another PodCliqueSet, on its way out
             status = clique_status(pcs, group, pods, live, now)
             if group.scaling_group is not None:
                 by_replica = members.setdefault(group.scaling_group, {})
                 by_replica.setdefault(group.scaling_group_replica or 0, []).append((group, status))
-            if focus is None or gang.name in focus:
-                rules.clique(gang.name, gang.pcs_replica, group, live, status)
+            if live is not None and rules.ours(live.metadata) and status != live.status:
+                found.append(StatusWrite(Kind.PODCLIQUE, group.name, ns, to_object(status)))
     for name, by_replica in members.items():
-        wanted.add(name)
-        rules.scaling_group(name, by_replica, focus)
-    if focus is None:
-        rules.stale(wanted)
-    return tuple(rules.writes), tuple(rules.deletes)
+        live_group = groups.get(name)
+        if live_group is None or not controlled_by(live_group.metadata, pcs.metadata.uid):
+            continue
+        spec = _group_spec(pcs, name)
+        desired = group_status(pcs, name, spec, by_replica, live=live_group, now=now)
+        if desired != live_group.status:
+            found.append(StatusWrite(Kind.PODCLIQUESCALINGGROUP, name, ns, to_object(desired)))
+    return found
+
+
+def _base_of(pcs: PodCliqueSet, group_name: str) -> str:
+    """``<pcs>-<r>`` of a scaling group's full name ``<pcs>-<r>-<group>``."""
+    replica = group_name.removeprefix(f"{pcs.metadata.name}-").split("-", 1)[0]
+    return f"{pcs.metadata.name}-{replica}"
+
+
+def _group_spec(pcs: PodCliqueSet, name: str) -> PodCliqueScalingGroupSpec:
+    base = _base_of(pcs, name)
+    config = next(
+        g for g in pcs.spec.template.pod_clique_scaling_groups if name == f"{base}-{g.name}"
+    )
+    return PodCliqueScalingGroupSpec(
+        replicas=config.replicas,
+        min_available=config.min_available,
+        clique_names=list(config.clique_names),
+    )
 
 
 @dataclass
@@ -347,8 +400,6 @@ class _Rules:
     pcs: PodCliqueSet
     cliques: Mapping[str, PodCliqueView]
     groups: Mapping[str, ScalingGroupView]
-    pods: Mapping[str, PodRecord]
-    now: str
     writes: list[CliqueWrite] = field(default_factory=list)
     deletes: list[CliqueDelete] = field(default_factory=list)
 
@@ -361,12 +412,7 @@ class _Rules:
         return any(ref.controller and ref.uid in mine for ref in meta.owner_references)
 
     def clique(
-        self,
-        gang: str,
-        replica: int,
-        group: PlannedPodGroup,
-        live: PodCliqueView | None,
-        status: PodCliqueStatus,
+        self, gang: str, replica: int, group: PlannedPodGroup, live: PodCliqueView | None
     ) -> None:
         pcs, ns = self.pcs, self.pcs.metadata.namespace
         if live is None:
@@ -374,13 +420,8 @@ class _Rules:
             if owner is None:
                 return  # made once its scaling group is (it owns it)
             manifest = podclique_manifest(pcs, gang, replica, group, owner)
-            self.writes.append(
-                CliqueWrite(
-                    Kind.PODCLIQUE, group.name, ns, gang, create=manifest, status=to_object(status)
-                )
-            )
+            self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, gang, create=manifest))
             return
-        changed = None
         if (
             live.metadata.labels.get(labels.POD_TEMPLATE_HASH) != group.template_hash
             or live.spec.replicas != group.clique.spec.replicas
@@ -391,11 +432,7 @@ class _Rules:
                 "metadata": {"labels": {labels.POD_TEMPLATE_HASH: group.template_hash}},
                 "spec": desired["spec"],
             }
-        written = _status_write(status, live.status)
-        if changed or written:
-            self.writes.append(
-                CliqueWrite(Kind.PODCLIQUE, group.name, ns, gang, spec=changed, status=written)
-            )
+            self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, gang, spec=changed))
 
     def _owner_of(self, group: PlannedPodGroup) -> dict[str, Any] | None:
         meta = self.pcs.metadata
@@ -408,39 +445,19 @@ class _Rules:
         kind = "PodCliqueScalingGroup"
         return owner_reference(CLIQUE_API_VERSION, kind, group_meta.name, group_meta.uid)
 
-    def scaling_group(
-        self,
-        name: str,
-        by_replica: Mapping[int, list[tuple[PlannedPodGroup, PodCliqueStatus]]],
-        focus: Collection[str] | None,
-    ) -> None:
+    def scaling_group(self, name: str) -> None:
         pcs = self.pcs
         meta = pcs.metadata
-        replica = int(name.removeprefix(f"{meta.name}-").split("-", 1)[0])
-        base = f"{meta.name}-{replica}"
-        if focus is not None and base not in focus:
-            return
-        config = next(
-            g for g in pcs.spec.template.pod_clique_scaling_groups if name == f"{base}-{g.name}"
-        )
-        spec = PodCliqueScalingGroupSpec(
-            replicas=config.replicas,
-            min_available=config.min_available,
-            clique_names=list(config.clique_names),
-        )
+        base = _base_of(pcs, name)
+        spec = _group_spec(pcs, name)
         live = self.groups.get(name)
         kind, ns = Kind.PODCLIQUESCALINGGROUP, meta.namespace
         if live is None:
+            replica = int(base.rsplit("-", 1)[1])
             manifest = scaling_group_manifest(pcs, replica, name, spec)
             self.writes.append(CliqueWrite(kind, name, ns, base, create=manifest))
-            return
-        if not controlled_by(live.metadata, meta.uid):
-            return
-        desired = group_status(pcs, name, spec, by_replica, live=live, now=self.now)
-        changed = None if live.spec == spec else {"spec": to_object(spec)}
-        status = _status_write(desired, live.status)
-        if changed or status:
-            self.writes.append(CliqueWrite(kind, name, ns, base, spec=changed, status=status))
+        elif controlled_by(live.metadata, meta.uid) and live.spec != spec:
+            self.writes.append(CliqueWrite(kind, name, ns, base, spec={"spec": to_object(spec)}))
 
     def stale(self, wanted: Collection[str]) -> None:
         """Those of replicas, or scaling-group replicas, no longer planned."""

@@ -27,7 +27,7 @@ from gangway_contracts.k8s import Condition
 from gangway_contracts.services import Service
 from gangway_contracts.subjects import TRACEPARENT_HEADER, Kind, Subjects
 from gangway_podgang import metrics
-from gangway_podgang.cliques import CliqueDelete, CliqueWrite
+from gangway_podgang.cliques import CliqueDelete, CliqueWrite, StatusWrite
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import Decision, Placement, PodsToCreate, phase_now
 from gangway_podgang.headless import ServiceWrite
@@ -304,41 +304,51 @@ class Actuator:
         ]
 
     async def _write_clique(self, write: CliqueWrite) -> list[Expectation]:
-        """A PodClique or scaling group: created (then its status, which a create cannot
-        set), its labels and spec set back to the template, its status replaced."""
+        """A PodClique or scaling group created, or its labels and spec set back to the
+        template (its status is written apart: :meth:`write_statuses`)."""
         resource, kind, name = _RESOURCES[write.kind], write.kind, write.name
-        written: dict[str, Any] | None = None
-        status = write.status
-        if write.create is not None:
-            call = self._send("POST", resource.path(write.namespace), _traced(write.create))
-            try:
-                written = await self._write(kind, "create", write.gang, call)
-            except KubeError as exc:
-                if exc.status != HTTPStatus.NOT_FOUND:
-                    raise
-                log.warning("%s not served: install deploy/crds (%s)", resource.plural, exc)
-                return []
-            if written is None:
-                return [Expectation(kind, name, "")]  # made before: the mirror shows it
-            status = status and {**status, "observedGeneration": written["metadata"]["generation"]}
         try:
-            if write.spec is not None:
-                call = self._send(
-                    "PATCH", resource.path(write.namespace, name), write.spec, MERGE_PATCH
-                )
+            if write.create is not None:
+                call = self._send("POST", resource.path(write.namespace), _traced(write.create))
+                written = await self._write(kind, "create", write.gang, call)
+            else:
+                path = resource.path(write.namespace, name)
+                call = self._send("PATCH", path, write.spec, MERGE_PATCH)
                 written = await self._write(kind, "update", write.gang, call)
-            if status is not None:
-                body = [{"op": "add", "path": "/status", "value": status}]
-                path = resource.path(write.namespace, name, "status")
-                call = self._send("PATCH", path, body, JSON_PATCH)
-                written = await self._write(kind, "status", "", call)
         except KubeError as exc:
             if exc.status != HTTPStatus.NOT_FOUND:
                 raise
-            # Gone since it was mirrored (collected with its owner, deleted): the mirror
-            # shows that next, and the next decision makes it again if it is still planned.
+            if write.create is not None:  # the CRD: an install that skipped deploy/crds
+                log.warning("%s not served: install deploy/crds (%s)", resource.plural, exc)
+                return []
+            # Gone since it was mirrored (collected with its owner, deleted): the next
+            # decision makes it again if it is still planned.
             return [Expectation(kind, name, None)]
         return [Expectation(kind, name, _version(written))]
+
+    async def write_statuses(
+        self, statuses: Sequence[StatusWrite]
+    ) -> list[tuple[StatusWrite, str]]:
+        """Each status replaced whole (a JSON patch of /status), in parallel under the
+        bound; what was written, with the resourceVersion it made. One gone meanwhile is
+        left out (the next decision makes it again if it is still planned)."""
+
+        async def one(write: StatusWrite) -> tuple[StatusWrite, str] | None:
+            resource = _RESOURCES[write.kind]
+            body = [{"op": "add", "path": "/status", "value": write.status}]
+            path = resource.path(write.namespace, write.name, "status")
+            try:
+                written = await self._write(
+                    write.kind, "status", "", self._send("PATCH", path, body, JSON_PATCH)
+                )
+            except KubeError as exc:
+                if exc.status != HTTPStatus.NOT_FOUND:
+                    raise
+                return None
+            return write, _version(written)
+
+        done = await asyncio.gather(*(one(w) for w in statuses))
+        return [found for found in done if found is not None]
 
     async def _delete_clique(self, gone: CliqueDelete) -> list[Expectation]:
         await self._delete(gone.kind, gone.namespace, gone.name, gone.uid, gang=gone.gang)
