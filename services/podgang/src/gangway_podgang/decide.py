@@ -32,7 +32,6 @@ from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.pods import SCHEDULING_GATED
 from gangway_contracts.services import Service
-from gangway_podgang.cliques import CliqueDelete, CliqueWrite
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.headless import ServiceWrite
 from gangway_podgang.manifests import all_references, controlled_by, podgang_spec
@@ -68,9 +67,6 @@ class Decision:
     # A replica's headless Service is named as its base gang: it travels with that gang.
     write_services: tuple[ServiceWrite, ...] = ()
     delete_services: tuple[Service, ...] = ()
-    # PodCliques travel with their gang, a scaling group with its replica's base gang.
-    write_cliques: tuple[CliqueWrite, ...] = ()
-    delete_cliques: tuple[CliqueDelete, ...] = ()
 
     @property
     def done(self) -> bool:
@@ -78,8 +74,6 @@ class Decision:
             (
                 self.write_services,
                 self.delete_services,
-                self.write_cliques,
-                self.delete_cliques,
                 self.create_podgangs,
                 self.delete_podgangs,
                 self.update_specs,
@@ -123,10 +117,6 @@ class Decision:
             add(service.name, "write_services", service)
         for stale in self.delete_services:
             add(stale.metadata.name, "delete_services", stale)
-        for clique in self.write_cliques:
-            add(clique.gang, "write_cliques", clique)
-        for gone in self.delete_cliques:
-            add(gone.gang, "delete_cliques", gone)
         rank = {name: i for i, name in enumerate(order)}
         return [
             (gang, Decision(**{what: tuple(items) for what, items in part.items()}))

@@ -6,9 +6,9 @@ nothing: the decision depends on the current state alone. Each question has a ro
 own: what to write (``decide.py``, from ``plan.py``), writing it gang by gang (``stream.py``,
 through ``writes.py``), what the backend says of the features asked for (``features.py``),
 the journal's catch-up (``journal_steps.py``), the replicas' headless Services
-(``headless.py``), the PodCliques and scaling groups (``cliques.py``) and their status
-(``clique_status.py``), the status (``podcliqueset_status.py``), and whether the
-PodCliqueSet exists at all (``owners.py``).
+(``headless.py``), the PodCliques and scaling groups (``cliques.py``, written by
+``clique_writes.py`` once the gangs' writes are done), the status
+(``podcliqueset_status.py``), and whether the PodCliqueSet exists at all (``owners.py``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import Condition, find_condition
 from gangway_contracts.limits import Limits, over_limits
 from gangway_podgang import metrics, progress
-from gangway_podgang.clique_status import CliqueStatusWriter
-from gangway_podgang.cliques import cliques_to_write
+from gangway_podgang.clique_writes import CliqueWriter
 from gangway_podgang.decide import Observed, decide
 from gangway_podgang.features import FeatureVerdicts
 from gangway_podgang.headless import services_to_write
@@ -74,7 +73,7 @@ class Reconciler:
         self.owners = Owners(actuator.kube)
         self.features = FeatureVerdicts(actuator.backends)
         self.status = StatusWriter(actuator.kube, model, reporter, self.owners, wait_seconds)
-        self.clique_statuses = CliqueStatusWriter(actuator)
+        self.cliques = CliqueWriter(actuator)
         self.stream = GangStream(
             model,
             actuator,
@@ -136,7 +135,7 @@ class Reconciler:
         if step.refused:
             await self._refused(step)
         await journal_what_is_done(self.reporter, step)
-        await self.clique_statuses.write(step)
+        await self.cliques.write(step)
         await self.status.write(key, step, learned)
         return Outcome(converged=step.decision.done, rounds=rounds)
 
@@ -179,16 +178,7 @@ class Reconciler:
             focus=focus,
         )
         services, stale = services_to_write(pcs, workload.services, focus)
-        cliques, gone = cliques_to_write(
-            pcs, plan, cliques=workload.podcliques, groups=workload.scaling_groups, focus=focus
-        )
-        decision = replace(
-            decision,
-            write_services=services,
-            delete_services=stale,
-            write_cliques=cliques,
-            delete_cliques=gone,
-        )
+        decision = replace(decision, write_services=services, delete_services=stale)
         return Step(pcs, workload, backend, plan, decision, binding=binding)
 
     async def _left_to_grove(self, pcs: PodCliqueSet) -> None:

@@ -68,8 +68,6 @@ UNGATE: Final = {
 # What the model holds of the kinds it keeps whole, by name.
 _BY_NAME: Final[dict[str, Callable[[Workload], Mapping[str, Any]]]] = {
     Kind.SERVICE: lambda w: w.services,
-    Kind.PODCLIQUE: lambda w: w.podcliques,
-    Kind.PODCLIQUESCALINGGROUP: lambda w: w.scaling_groups,
 }
 _RESOURCES: Final[dict[str, ApiResource]] = {
     Kind.PODGANG: PODGANGS,
@@ -230,8 +228,6 @@ class Actuator:
             *[self._set_placement(pcs, live, found) for live, found in decision.set_placement],
             *[self._write_service(pcs, service) for service in decision.write_services],
             *[self._delete_service(stale) for stale in decision.delete_services],
-            *[self._write_clique(clique) for clique in decision.write_cliques],
-            *[self._delete_clique(gone) for gone in decision.delete_cliques],
         ]
         results = await asyncio.gather(*steps, return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
@@ -303,56 +299,56 @@ class Actuator:
             )
         ]
 
-    async def _write_clique(self, write: CliqueWrite) -> list[Expectation]:
-        """A PodClique or scaling group created, or its labels and spec set back to the
-        template (its status is written apart: :meth:`write_statuses`)."""
-        resource, kind, name = _RESOURCES[write.kind], write.kind, write.name
+    async def write_cliques(
+        self,
+        writes: Sequence[CliqueWrite],
+        statuses: Sequence[StatusWrite],
+        deletes: Sequence[CliqueDelete],
+    ) -> tuple[list[tuple[CliqueWrite, str]], list[tuple[StatusWrite, str]]]:
+        """PodCliques and scaling groups made or set back, statuses replaced whole (a JSON
+        patch of /status), the stale deleted: all in parallel under the bound. What was
+        written, with the resourceVersion each made; one gone meanwhile is left out (the
+        next decision makes it again if it is still planned)."""
+        made = await asyncio.gather(*(self._write_clique(w) for w in writes))
+        said = await asyncio.gather(*(self._write_status(w) for w in statuses))
+        await asyncio.gather(
+            *(self._delete(d.kind, d.namespace, d.name, d.uid, gang="") for d in deletes)
+        )
+        return (
+            [found for found in made if found is not None],
+            [found for found in said if found is not None],
+        )
+
+    async def _write_clique(self, write: CliqueWrite) -> tuple[CliqueWrite, str] | None:
+        resource, kind = _RESOURCES[write.kind], write.kind
         try:
             if write.create is not None:
                 call = self._send("POST", resource.path(write.namespace), _traced(write.create))
-                written = await self._write(kind, "create", write.gang, call)
+                written = await self._write(kind, "create", "", call)
             else:
-                path = resource.path(write.namespace, name)
-                call = self._send("PATCH", path, write.spec, MERGE_PATCH)
-                written = await self._write(kind, "update", write.gang, call)
+                path = resource.path(write.namespace, write.name)
+                written = await self._write(
+                    kind, "update", "", self._send("PATCH", path, write.spec, MERGE_PATCH)
+                )
         except KubeError as exc:
             if exc.status != HTTPStatus.NOT_FOUND:
                 raise
             if write.create is not None:  # the CRD: an install that skipped deploy/crds
                 log.warning("%s not served: install deploy/crds (%s)", resource.plural, exc)
-                return []
-            # Gone since it was mirrored (collected with its owner, deleted): the next
-            # decision makes it again if it is still planned.
-            return [Expectation(kind, name, None)]
-        return [Expectation(kind, name, _version(written))]
+            return None
+        return write, _version(written)
 
-    async def write_statuses(
-        self, statuses: Sequence[StatusWrite]
-    ) -> list[tuple[StatusWrite, str]]:
-        """Each status replaced whole (a JSON patch of /status), in parallel under the
-        bound; what was written, with the resourceVersion it made. One gone meanwhile is
-        left out (the next decision makes it again if it is still planned)."""
-
-        async def one(write: StatusWrite) -> tuple[StatusWrite, str] | None:
-            resource = _RESOURCES[write.kind]
-            body = [{"op": "add", "path": "/status", "value": write.status}]
-            path = resource.path(write.namespace, write.name, "status")
-            try:
-                written = await self._write(
-                    write.kind, "status", "", self._send("PATCH", path, body, JSON_PATCH)
-                )
-            except KubeError as exc:
-                if exc.status != HTTPStatus.NOT_FOUND:
-                    raise
-                return None
-            return write, _version(written)
-
-        done = await asyncio.gather(*(one(w) for w in statuses))
-        return [found for found in done if found is not None]
-
-    async def _delete_clique(self, gone: CliqueDelete) -> list[Expectation]:
-        await self._delete(gone.kind, gone.namespace, gone.name, gone.uid, gang=gone.gang)
-        return [Expectation(gone.kind, gone.name, None)]
+    async def _write_status(self, write: StatusWrite) -> tuple[StatusWrite, str] | None:
+        body = [{"op": "add", "path": "/status", "value": write.status}]
+        path = _RESOURCES[write.kind].path(write.namespace, write.name, "status")
+        try:
+            call = self._send("PATCH", path, body, JSON_PATCH)
+            written = await self._write(write.kind, "status", "", call)
+        except KubeError as exc:
+            if exc.status != HTTPStatus.NOT_FOUND:
+                raise
+            return None
+        return write, _version(written)
 
     async def _delete_service(self, live: Service) -> list[Expectation]:
         meta = live.metadata
