@@ -24,10 +24,10 @@ from gangway_contracts.subjects import Kind
 
 __all__ = [
     "CLUSTER_TOPOLOGY_BINDINGS",
-    "PODCLIQUESETS",
-    "PODGANGS",
     "PODCLIQUES",
     "PODCLIQUESCALINGGROUPS",
+    "PODCLIQUESETS",
+    "PODGANGS",
     "PODS",
     "SERVICES",
     "MirroredResource",

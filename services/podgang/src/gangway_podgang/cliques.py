@@ -77,13 +77,11 @@ class ScalingGroupView(Wire, frozen=True, kw_only=True):
 
 @dataclass(frozen=True)
 class CliqueWrite:
-    """One PodClique or scaling group to create or to set back to the template; it
-    travels with ``gang``'s writes."""
+    """One PodClique or scaling group to create or to set back to the template."""
 
     kind: str  # Kind.PODCLIQUE or Kind.PODCLIQUESCALINGGROUP
     name: str
     namespace: str
-    gang: str
     create: dict[str, Any] | None = None  # the manifest, when it does not exist
     spec: dict[str, Any] | None = None  # a merge patch of labels and spec, when drifted
 
@@ -93,8 +91,7 @@ class CliqueDelete:
     kind: str
     name: str
     namespace: str
-    uid: str
-    gang: str
+    uid: str  # the one decided on: a namesake made since is left alone
 
 
 def _selector(pcs: PodCliqueSet, key: str, value: str) -> str:
@@ -307,11 +304,9 @@ def cliques_to_write(
     *,
     cliques: Mapping[str, PodCliqueView],
     groups: Mapping[str, ScalingGroupView],
-    focus: Collection[str] | None = None,
 ) -> tuple[tuple[CliqueWrite, ...], tuple[CliqueDelete, ...]]:
     """(PodCliques and scaling groups to create or set back to the template; those no
-    longer planned). ``focus``: only for these gangs, deleting nothing (as
-    :func:`decide.decide`). Their status is not here: see :func:`statuses_to_write`."""
+    longer planned). Their status is not here: see :func:`statuses_to_write`."""
     rules = _Rules(pcs, cliques, groups)
     wanted: set[str] = set()
     for gang in plan.gangs:
@@ -322,14 +317,11 @@ def cliques_to_write(
             live = cliques.get(group.name)
             if live is not None and not rules.ours(live.metadata):
                 continue  # a namesake of another PodCliqueSet, on its way out
-            if focus is None or gang.name in focus:
-                rules.clique(gang.name, gang.pcs_replica, group, live)
+            rules.clique(gang.name, gang.pcs_replica, group, live)
     groups_planned = {g.scaling_group for gang in plan.gangs for g in gang.podgroups}
     for name in sorted(n for n in groups_planned if n is not None):
-        if focus is None or _base_of(pcs, name) in focus:
-            rules.scaling_group(name)
-    if focus is None:
-        rules.stale(wanted)
+        rules.scaling_group(name)
+    rules.stale(wanted)
     return tuple(rules.writes), tuple(rules.deletes)
 
 
@@ -420,7 +412,7 @@ class _Rules:
             if owner is None:
                 return  # made once its scaling group is (it owns it)
             manifest = podclique_manifest(pcs, gang, replica, group, owner)
-            self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, gang, create=manifest))
+            self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, create=manifest))
             return
         if (
             live.metadata.labels.get(labels.POD_TEMPLATE_HASH) != group.template_hash
@@ -432,7 +424,7 @@ class _Rules:
                 "metadata": {"labels": {labels.POD_TEMPLATE_HASH: group.template_hash}},
                 "spec": desired["spec"],
             }
-            self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, gang, spec=changed))
+            self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, spec=changed))
 
     def _owner_of(self, group: PlannedPodGroup) -> dict[str, Any] | None:
         meta = self.pcs.metadata
@@ -455,9 +447,9 @@ class _Rules:
         if live is None:
             replica = int(base.rsplit("-", 1)[1])
             manifest = scaling_group_manifest(pcs, replica, name, spec)
-            self.writes.append(CliqueWrite(kind, name, ns, base, create=manifest))
+            self.writes.append(CliqueWrite(kind, name, ns, create=manifest))
         elif controlled_by(live.metadata, meta.uid) and live.spec != spec:
-            self.writes.append(CliqueWrite(kind, name, ns, base, spec={"spec": to_object(spec)}))
+            self.writes.append(CliqueWrite(kind, name, ns, spec={"spec": to_object(spec)}))
 
     def stale(self, wanted: Collection[str]) -> None:
         """Those of replicas, or scaling-group replicas, no longer planned."""
@@ -470,8 +462,4 @@ class _Rules:
             meta = live.metadata
             if meta.name in wanted or meta.deletion_timestamp or not self.ours(meta):
                 continue
-            gang = meta.labels.get(labels.PODGANG) or (
-                f"{meta.labels.get(labels.PART_OF, '')}-"
-                f"{meta.labels.get(labels.PCS_REPLICA_INDEX, '')}"
-            )
-            self.deletes.append(CliqueDelete(kind, meta.name, ns, meta.uid, gang))
+            self.deletes.append(CliqueDelete(kind, meta.name, ns, meta.uid))
