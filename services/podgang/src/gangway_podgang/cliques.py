@@ -281,12 +281,8 @@ def planned_objects(pcs: PodCliqueSet, plan: Plan, gang: str) -> list[dict[str, 
     planned = next(g for g in plan.gangs if g.name == gang)
     if planned.is_base:
         for config in pcs.spec.template.pod_clique_scaling_groups:
-            spec = PodCliqueScalingGroupSpec(
-                replicas=config.replicas,
-                min_available=config.min_available,
-                clique_names=list(config.clique_names),
-            )
             name = f"{gang}-{config.name}"
+            spec = _group_spec(pcs, name)
             found.append(scaling_group_manifest(pcs, planned.pcs_replica, name, spec))
     for group in planned.podgroups:
         if group.scaling_group is None:
