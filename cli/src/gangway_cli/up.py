@@ -412,13 +412,28 @@ class Running:
                 "   # a prefill leader by its Grove name"
             )
         yield "  kubectl get podgangs,pods -n gangway-demo -o wide"
-        yield "  kubectl create namespace ml"
-        yield "  kubectl apply --server-side -f tests/fixtures/podcliquesets/scaletest-1000.yaml"
+        yield "  kubectl get pclq,pcsg -n gangway-demo -o wide   # Grove's PodCliques, counted"
+        scaletest = (
+            "  kubectl apply --server-side -f tests/fixtures/podcliquesets/scaletest-1000.yaml"
+        )
+        nodes = self.local.nodes if self.local else None
+        if nodes is not None and nodes.count * nodes.max_pods < SCALETEST_PODS:
+            fits = -(-SCALETEST_PODS // nodes.max_pods)
+            room = nodes.count * nodes.max_pods
+            scaletest += (
+                f"   # {SCALETEST_PODS} pods: {nodes.count} nodes hold {room}"
+                f" (start up with --nodes {fits} to run them all)"
+            )
+        yield scaletest
         yield (
             "  kubectl apply --server-side -f tests/fixtures/podcliquesets/single-clique.yaml"
             "   # refused by admission: why?"
         )
         yield "  gangway validate tests/fixtures/podcliquesets/single-clique.yaml   # offline"
+
+
+# What tests/fixtures/podcliquesets/scaletest-1000.yaml makes (Grove's ScaleTest_1000).
+SCALETEST_PODS: Final = 1000
 
 
 @dataclass(frozen=True)

@@ -211,4 +211,7 @@ async def _up_and_down(tmp_path: Path, collector: Receiver) -> None:
     assert "scheduler-plugins v0.34.7 with Coscheduling, as scheduler-plugins-scheduler" in text
     assert "Koordinator v1.8.0's koord-scheduler, as koord-scheduler" in text
     assert "Volcano v1.10.0's vc-scheduler, as volcano; Volcano queue default" in text
+    # Its suggestions fit its cluster: 4 nodes of 110 pods cannot hold ScaleTest_1000's 1000.
+    assert "1000 pods: 4 nodes hold 440 (start up with --nodes 10 to run them all)" in text
+    assert "kubectl get pclq,pcsg -n gangway-demo -o wide" in text
     assert "stopping" in text
