@@ -391,13 +391,18 @@ class _Rules:
     writes: list[CliqueWrite] = field(default_factory=list)
     deletes: list[CliqueDelete] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        uid = self.pcs.metadata.uid
+        # Its scaling groups' uids, once: every PodClique of a group is checked against them.
+        self._group_uids = {
+            g.metadata.uid for g in self.groups.values() if controlled_by(g.metadata, uid)
+        }
+
     def ours(self, meta: ObjectMeta) -> bool:
         """Made for this PodCliqueSet: controlled by it, or by one of its scaling groups."""
-        uid = self.pcs.metadata.uid
-        if controlled_by(meta, uid):
+        if controlled_by(meta, self.pcs.metadata.uid):
             return True
-        mine = {g.metadata.uid for g in self.groups.values() if controlled_by(g.metadata, uid)}
-        return any(ref.controller and ref.uid in mine for ref in meta.owner_references)
+        return any(ref.controller and ref.uid in self._group_uids for ref in meta.owner_references)
 
     def clique(
         self, gang: str, replica: int, group: PlannedPodGroup, live: PodCliqueView | None

@@ -17,6 +17,7 @@ from typing import Any
 from gangway_contracts import labels
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.services import Service
+from gangway_podgang.discovery import service_name
 from gangway_podgang.manifests import controlled_by, headless_service
 
 
@@ -49,11 +50,11 @@ def services_to_write(
     writes: list[ServiceWrite] = []
     wanted: set[str] = set()
     for replica in range(pcs.spec.replicas):
-        desired = headless_service(pcs, replica)
-        name = desired["metadata"]["name"]
+        name = service_name(pcs.metadata.name, replica)
         wanted.add(name)
         if focus is not None and name not in focus:
-            continue
+            continue  # a partial decision: not built for the replicas it does not look at
+        desired = headless_service(pcs, replica)
         live = observed.get(name)
         if live is not None and (live.metadata.deletion_timestamp or _as_desired(live, desired)):
             continue

@@ -29,7 +29,6 @@ from gangway_contracts import labels
 from gangway_contracts.codec import MALFORMED
 from gangway_contracts.durables import PODGANG_KINDS
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
-from gangway_contracts.k8s import ObjectMeta
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.services import Service
@@ -96,15 +95,6 @@ class Workload:
             dict(self.scaling_groups),
             key=self.key,
         )
-
-
-def gang_of(meta: ObjectMeta) -> str:
-    """The gang a PodClique travels with (its podgang label), or a scaling group: its
-    replica's base gang."""
-    found = meta.labels.get(labels.PODGANG)
-    if found:
-        return found
-    return f"{meta.labels.get(labels.PART_OF, '')}-{meta.labels.get(labels.PCS_REPLICA_INDEX, '')}"
 
 
 def workload_of(kind: str, namespace: str, obj_labels: dict[str, str], name: str) -> WorkloadKey:
@@ -256,12 +246,11 @@ class ReadModel:
         elif isinstance(obj, Service):
             workload.services[name] = obj
             workload.touched.add(name)
+        # No gang waits for a PodClique or scaling group (clique_writes.py): not touched.
         elif isinstance(obj, PodCliqueView):
             workload.podcliques[name] = obj
-            workload.touched.add(gang_of(obj.metadata))
         elif isinstance(obj, ScalingGroupView):
             workload.scaling_groups[name] = obj
-            workload.touched.add(gang_of(obj.metadata))
         else:
             pod = workload.pods[name] = compact_pod(obj)
             workload.touched.add(pod.gang)
@@ -280,11 +269,9 @@ class ReadModel:
             workload.services.pop(name, None)
             workload.touched.add(name)
         elif kind == Kind.PODCLIQUE:
-            if (clique := workload.podcliques.pop(name, None)) is not None:
-                workload.touched.add(gang_of(clique.metadata))
+            workload.podcliques.pop(name, None)
         elif kind == Kind.PODCLIQUESCALINGGROUP:
-            if (group := workload.scaling_groups.pop(name, None)) is not None:
-                workload.touched.add(gang_of(group.metadata))
+            workload.scaling_groups.pop(name, None)
         elif (pod := workload.pods.pop(name, None)) is not None:
             workload.touched.add(pod.gang)
         if not (

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final, TypeVar
@@ -65,10 +65,6 @@ UNGATE: Final = {
 }
 
 
-# What the model holds of the kinds it keeps whole, by name.
-_BY_NAME: Final[dict[str, Callable[[Workload], Mapping[str, Any]]]] = {
-    Kind.SERVICE: lambda w: w.services,
-}
 _RESOURCES: Final[dict[str, ApiResource]] = {
     Kind.PODGANG: PODGANGS,
     Kind.SERVICE: SERVICES,
@@ -93,10 +89,9 @@ class Expectation:
             if (gang := workload.podgangs.get(self.name)) is not None:
                 meta = gang.metadata
                 seen = meta.resource_version, meta.deletion_timestamp is not None
-        elif self.kind in _BY_NAME:
-            found = _BY_NAME[self.kind](workload).get(self.name)
-            if found is not None:
-                meta = found.metadata
+        elif self.kind == Kind.SERVICE:
+            if (service := workload.services.get(self.name)) is not None:
+                meta = service.metadata
                 seen = meta.resource_version, meta.deletion_timestamp is not None
         elif (pod := workload.pods.get(self.name)) is not None:
             seen = pod.resource_version, pod.deleting
