@@ -380,3 +380,9 @@ async def test_every_clique_instance_and_scaling_group_has_grove_s_object_and_st
         partial(objects, api, namespace, PODCLIQUES_PATH),
         lambda found: sorted(found) == [f"{group}-0-leader", f"{group}-0-worker"],
     )
+
+    # Scaled to zero: none is left, the group neither.
+    pcs["spec"]["replicas"] = 0
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(objects, api, namespace, PODCLIQUES_PATH), lambda found: not found)
+    await eventually(partial(objects, api, namespace, SCALING_GROUPS_PATH), lambda g: not g)

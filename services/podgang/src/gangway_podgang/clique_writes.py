@@ -32,8 +32,8 @@ class CliqueWriter:
 
     async def write(self, step: Step) -> None:
         pcs, plan, workload = step.pcs, step.plan, step.workload
-        if not plan.gangs:
-            return
+        if step.unresolved or step.too_large:
+            return  # nothing was planned: what exists is kept, as its gangs are
         ns = pcs.metadata.namespace
         versions: dict[tuple[str, str], str] = {
             **{
