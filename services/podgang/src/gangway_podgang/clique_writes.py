@@ -18,16 +18,18 @@ from gangway_podgang.writes import Actuator
 from gangway_runtime.objects import OwnWrites
 from gangway_runtime.status import now
 
-# (kind, namespace, name) of one object
-Key = tuple[str, str, str]
+# (kind, namespace, name, part) of one object: its object (create, spec) or its status,
+# each remembered apart (a spec and a status write in one round).
+Key = tuple[str, str, str, str]
+OBJECT, STATUS = "object", "status"
 
 
 class CliqueWriter:
     def __init__(self, actuator: Actuator) -> None:
         self.actuator = actuator
-        # What this process last wrote to each object (the digest of the create, the spec or
-        # the status), until the mirror shows a version as new. Bounded: one forgotten costs
-        # one write.
+        # What this process last wrote to each part of each object (the digest of the create
+        # or the spec; of the status), until the mirror shows a version as new. Bounded: one
+        # forgotten costs one write.
         self._written: OwnWrites[Key, str] = OwnWrites(at_most=50_000)
 
     async def write(self, step: Step) -> None:
@@ -46,9 +48,10 @@ class CliqueWriter:
             },
         }
 
-        def fresh(kind: str, name: str, what: Any) -> bool:
+        def fresh(kind: str, name: str, part: str) -> bool:
             shown = versions.get((kind, name), "")
-            return self._written.unshown((kind, ns, name), shown) != _digest(what)
+            key = (kind, ns, name, part)
+            return self._written.unshown(key, shown) != digests[kind, name, part]
 
         writes, deletes = cliques_to_write(
             pcs, plan, cliques=workload.podcliques, groups=workload.scaling_groups
@@ -61,17 +64,21 @@ class CliqueWriter:
             pods=workload.pods,
             now=now(),
         )
+        # Digests taken before writing: a create goes out with the trace annotation added.
+        digests = {
+            **{(w.kind, w.name, OBJECT): _digest(w.create or w.spec) for w in writes},
+            **{(s.kind, s.name, STATUS): _digest(s.status) for s in statuses},
+        }
         made, said = await self.actuator.write_cliques(
-            [w for w in writes if fresh(w.kind, w.name, w.create or w.spec)],
-            [s for s in statuses if fresh(s.kind, s.name, s.status)],
+            [w for w in writes if fresh(w.kind, w.name, OBJECT)],
+            [s for s in statuses if fresh(s.kind, s.name, STATUS)],
             deletes,  # a delete again is a 404, taken as done
         )
-        for write, version in made:
-            what = write.create or write.spec
-            self._written.remember((write.kind, ns, write.name), version, _digest(what))
-        for status, version in said:
-            key = (status.kind, ns, status.name)
-            self._written.remember(key, version, _digest(status.status))
+        for kind, name, part, version in [
+            *((w.kind, w.name, OBJECT, v) for w, v in made),
+            *((s.kind, s.name, STATUS, v) for s, v in said),
+        ]:
+            self._written.remember((kind, ns, name, part), version, digests[kind, name, part])
 
 
 def _digest(what: Any) -> str:

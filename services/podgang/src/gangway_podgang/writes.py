@@ -304,10 +304,12 @@ class Actuator:
         patch of /status), the stale deleted: all in parallel under the bound. What was
         written, with the resourceVersion each made; one gone meanwhile is left out (the
         next decision makes it again if it is still planned)."""
-        made = await asyncio.gather(*(self._write_clique(w) for w in writes))
-        said = await asyncio.gather(*(self._write_status(w) for w in statuses))
-        await asyncio.gather(
-            *(self._delete(d.kind, d.namespace, d.name, d.uid, gang="") for d in deletes)
+        made, said, _ = await asyncio.gather(
+            asyncio.gather(*(self._write_clique(w) for w in writes)),
+            asyncio.gather(*(self._write_status(w) for w in statuses)),
+            asyncio.gather(
+                *(self._delete(d.kind, d.namespace, d.name, d.uid, gang="") for d in deletes)
+            ),
         )
         return (
             [found for found in made if found is not None],
