@@ -49,7 +49,12 @@ from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import Condition, ObjectMeta, Wire
 from gangway_contracts.subjects import Kind
 from gangway_podgang.compact import PodRecord
-from gangway_podgang.manifests import controlled_by, owner_reference
+from gangway_podgang.manifests import (
+    controlled_by,
+    owner_reference,
+    podcliqueset_owner,
+    replica_labels,
+)
 from gangway_podgang.plan import Plan, PlannedPodGroup
 
 FAILED: Final = "Failed"
@@ -213,16 +218,6 @@ def group_status(
     )
 
 
-def _object_labels(pcs: PodCliqueSet, replica: int, component: str) -> dict[str, str]:
-    return {
-        **pcs.metadata.labels,
-        labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY,
-        labels.PART_OF: pcs.metadata.name,
-        labels.COMPONENT: component,
-        labels.PCS_REPLICA_INDEX: str(replica),
-    }
-
-
 def podclique_manifest(
     pcs: PodCliqueSet, gang: str, replica: int, group: PlannedPodGroup, owner: dict[str, Any]
 ) -> dict[str, Any]:
@@ -230,7 +225,7 @@ def podclique_manifest(
     scaling group), the template's spec (startup order is not provided: no startsAfter)."""
     component = COMPONENT_PODCLIQUE if group.scaling_group is None else COMPONENT_GROUP_PODCLIQUE
     own = {
-        **_object_labels(pcs, replica, component),
+        **replica_labels(pcs, replica, component),
         labels.PODGANG: gang,
         labels.POD_TEMPLATE_HASH: group.template_hash,
     }
@@ -266,8 +261,8 @@ def scaling_group_manifest(
         "metadata": {
             "name": name,
             "namespace": meta.namespace,
-            "labels": _object_labels(pcs, replica, COMPONENT_SCALING_GROUP),
-            "ownerReferences": [owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)],
+            "labels": replica_labels(pcs, replica, COMPONENT_SCALING_GROUP),
+            "ownerReferences": [podcliqueset_owner(pcs)],
         },
         "spec": to_object(spec),
     }
@@ -276,7 +271,6 @@ def scaling_group_manifest(
 def planned_objects(pcs: PodCliqueSet, plan: Plan, gang: str) -> list[dict[str, Any]]:
     """The scaling groups and PodCliques one planned gang brings, as ``gangway plan --pods``
     shows them (offline: the owners' uids are not known yet)."""
-    meta = pcs.metadata
     found: list[dict[str, Any]] = []
     planned = next(g for g in plan.gangs if g.name == gang)
     if planned.is_base:
@@ -286,7 +280,7 @@ def planned_objects(pcs: PodCliqueSet, plan: Plan, gang: str) -> list[dict[str, 
             found.append(scaling_group_manifest(pcs, planned.pcs_replica, name, spec))
     for group in planned.podgroups:
         if group.scaling_group is None:
-            owner = owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)
+            owner = podcliqueset_owner(pcs)
         else:
             kind = "PodCliqueScalingGroup"
             owner = owner_reference(CLIQUE_API_VERSION, kind, group.scaling_group, "")
@@ -428,9 +422,8 @@ class _Rules:
             self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, spec=changed))
 
     def _owner_of(self, group: PlannedPodGroup) -> dict[str, Any] | None:
-        meta = self.pcs.metadata
         if group.scaling_group is None:
-            return owner_reference(self.pcs.api_version, self.pcs.kind, meta.name, meta.uid)
+            return podcliqueset_owner(self.pcs)
         parent = self.groups.get(group.scaling_group)
         if parent is None:
             return None

@@ -14,7 +14,6 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gangway_contracts import labels
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.services import Service
 from gangway_podgang.discovery import service_name
@@ -69,6 +68,5 @@ def services_to_write(
             if name not in wanted
             and not live.metadata.deletion_timestamp
             and controlled_by(live.metadata, uid)
-            and live.metadata.labels.get(labels.PART_OF) == pcs.metadata.name
         )
     return tuple(writes), stale

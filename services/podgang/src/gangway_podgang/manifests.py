@@ -39,6 +39,13 @@ def owner_reference(api_version: str, kind: str, name: str, uid: str) -> dict[st
     }
 
 
+def podcliqueset_owner(pcs: PodCliqueSet) -> dict[str, Any]:
+    """The owner reference of what a PodCliqueSet owns directly (its PodGangs, Services,
+    PodCliques, scaling groups): deleting it takes them with it."""
+    meta = pcs.metadata
+    return owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)
+
+
 def controlled_by(meta: ObjectMeta, uid: str) -> bool:
     """Only what we made is ours to change or delete: objects whose controller is ``uid``."""
     return any(ref.uid == uid and ref.controller for ref in meta.owner_references)
@@ -78,20 +85,26 @@ def podgang_spec(
     )
 
 
-def podgang_labels(gang: PlannedGang, pcs: PodCliqueSet, backend: str) -> dict[str, str]:
-    own = {
+def replica_labels(pcs: PodCliqueSet, replica: int, component: str) -> dict[str, str]:
+    """The labels of every object Gangway makes for a PodCliqueSet replica: the PodCliqueSet's
+    own labels, then Grove's (managed-by Gangway), which win on conflict."""
+    return {
+        **pcs.metadata.labels,
         labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY,
         labels.PART_OF: pcs.metadata.name,
-        labels.COMPONENT: labels.COMPONENT_PODGANG,
-        labels.PCS_REPLICA_INDEX: str(gang.pcs_replica),
-        labels.SCHEDULER_NAME: backend,
+        labels.COMPONENT: component,
+        labels.PCS_REPLICA_INDEX: str(replica),
     }
+
+
+def podgang_labels(gang: PlannedGang, pcs: PodCliqueSet, backend: str) -> dict[str, str]:
+    found = replica_labels(pcs, gang.pcs_replica, labels.COMPONENT_PODGANG)
+    found[labels.SCHEDULER_NAME] = backend
     if not gang.is_base:
-        own[labels.BASE_PODGANG] = gang.base
+        found[labels.BASE_PODGANG] = gang.base
     if gang.scaling_group:
-        own[labels.SCALING_GROUP] = gang.scaling_group
-    # The PodCliqueSet's own labels ride along; Gangway's keys win on conflict.
-    return {**pcs.metadata.labels, **own}
+        found[labels.SCALING_GROUP] = gang.scaling_group
+    return found
 
 
 def podgang_manifest(
@@ -109,7 +122,7 @@ def podgang_manifest(
             "namespace": meta.namespace,
             "labels": podgang_labels(gang, pcs, backend),
             **({"annotations": annotations} if annotations else {}),
-            "ownerReferences": [owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)],
+            "ownerReferences": [podcliqueset_owner(pcs)],
         },
         "spec": to_object(
             podgang_spec(
@@ -201,14 +214,11 @@ def headless_service(pcs: PodCliqueSet, replica: int) -> dict[str, Any]:
         "metadata": {
             "name": name,
             "namespace": meta.namespace,
-            # The PodCliqueSet's own labels ride along, as on its PodGangs; Grove's win.
             "labels": {
-                **meta.labels,
-                **replica_pods,
+                **replica_labels(pcs, replica, COMPONENT_HEADLESS_SERVICE),
                 labels.APP_NAME: name,
-                labels.COMPONENT: COMPONENT_HEADLESS_SERVICE,
             },
-            "ownerReferences": [owner_reference(pcs.api_version, pcs.kind, meta.name, meta.uid)],
+            "ownerReferences": [podcliqueset_owner(pcs)],
         },
         "spec": {
             "clusterIP": "None",
