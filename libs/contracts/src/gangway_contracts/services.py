@@ -9,6 +9,10 @@ from gangway_contracts.k8s import ObjectMeta, Wire
 
 # Grove's value of app.kubernetes.io/component on a replica's headless Service.
 COMPONENT_HEADLESS_SERVICE: Final = "pcs-headless-service"
+# The cluster domain Grove's addresses name (GROVE_HEADLESS_SERVICE), and the local
+# cluster's DNS serves: a cluster with another domain resolves the Service by its short
+# name (the pod's search path) all the same.
+CLUSTER_DOMAIN: Final = "cluster.local"
 
 
 class ServiceSpecView(Wire, frozen=True, kw_only=True):

@@ -12,13 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from gangway_contracts.services import CLUSTER_DOMAIN
 from gangway_localcluster.build import WrappedModule
 
 COREDNS_VERSION: Final = "1.15.0"
 MODULE: Final = "github.com/coredns/coredns"
 BINARY: Final = "coredns"
 COREDNS: Final = WrappedModule("coredns", MODULE, COREDNS_VERSION, {MODULE: BINARY}, ())
-CLUSTER_DOMAIN: Final = "cluster.local"
 
 
 def ensure_coredns(log: bool = False) -> Path:

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.services import CLUSTER_DOMAIN
 
 PCS_NAME: Final = "GROVE_PCS_NAME"
 PCS_INDEX: Final = "GROVE_PCS_INDEX"
@@ -32,10 +33,6 @@ PCLQ_POD_INDEX: Final = "GROVE_PCLQ_POD_INDEX"
 PCSG_NAME: Final = "GROVE_PCSG_NAME"
 PCSG_TEMPLATE_NUM_PODS: Final = "GROVE_PCSG_TEMPLATE_NUM_PODS"
 PCSG_INDEX: Final = "GROVE_PCSG_INDEX"
-
-# Grove's addresses name the cluster domain as it does: a cluster with another domain
-# resolves the Service by its short name (the pod's search path) all the same.
-CLUSTER_DOMAIN: Final = "cluster.local"
 
 
 def service_name(pcs_name: str, replica: int) -> str:
