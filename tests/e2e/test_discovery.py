@@ -7,6 +7,7 @@ Service with them. No record is made by hand."""
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 from typing import Any
 
@@ -15,10 +16,12 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
+from gangway_podgang.startup import INIT_CONTAINER
+from gangway_podgang.wait_ready import parse, resolver_for, wait
 from tests.e2e.conftest import Nodes
 from tests.integration.watcher.conftest import labelled
 from tests.support.discovery import DYNAMO_LEADER, expanded, fqdn, resolve
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import fixture
 from tests.support.podgang import pods
 from tests.support.store import eventually
@@ -91,3 +94,54 @@ async def test_every_worker_resolves_its_own_leader_through_coredns(
     # Six leaders (2 replicas x 3 group replicas), each a different pod.
     assert len(leaders) == 6
     assert len(set(leaders.values())) == 6
+
+
+def ready(pod: dict[str, Any], ready: bool) -> dict[str, Any]:
+    """A status patch that sets the pod's Ready condition (kwok leaves a Running pod's
+    conditions alone: its stages only make Pending pods ready)."""
+    conditions = [c for c in pod["status"]["conditions"] if c["type"] != "Ready"]
+    condition = {"type": "Ready", "status": "True" if ready else "False"}
+    return {"status": {"conditions": [*conditions, condition]}}
+
+
+async def test_a_worker_starts_once_its_leader_is_ready_and_not_before(
+    api: ApiClient, namespace: str, nodes: Nodes, dns_port: int
+) -> None:
+    """Startup order in Grove's meaning, asked of a real CoreDNS as the init container asks
+    it: the worker's wait ends while its leader is ready; once the leader's readiness is
+    taken away the same wait does not end, and ends when the leader is ready again. No
+    container runs on kwok nodes: the waiter runs here, with the pod's own arguments."""
+    await nodes.add(2, gpus=0)
+    pcs = labelled(fixture(SAMPLE), namespace, "ordered")
+    pcs["spec"]["template"]["cliqueStartupType"] = "CliqueStartupTypeInOrder"
+    pcs["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] = 1
+    await server_side_apply(api, nodes.pin(pcs), namespace)
+    found = await eventually(partial(pods, api, namespace), placed_with_ips(4), RUNNING_WITHIN)
+    worker = found["ordered-0-model-instance-0-worker-0"]
+    leader = found["ordered-0-model-instance-0-leader-0"]
+    (init,) = [c for c in worker["spec"]["initContainers"] if c["name"] == INIT_CONTAINER]
+    (address,) = [a.split("=")[0] for a in init["args"]]
+    waiter = parse([*init["args"], "--nameserver", f"127.0.0.1:{dns_port}"])
+
+    def waits_until_ready() -> Any:
+        resolver = resolver_for(waiter.nameserver)
+        return asyncio.to_thread(wait, waiter.waits, resolver, 0.2)
+
+    # The leader is ready: the Service of ready leaders lists it, the wait ends.
+    leader_ip = leader["status"]["podIP"]
+    await eventually(partial(resolve, dns_port, address), lambda r: r == [leader_ip])
+    await asyncio.wait_for(waits_until_ready(), RUNNING_WITHIN)
+
+    # Its readiness taken away: the Service lists nobody; a worker starting now waits.
+    path = f"/api/v1/namespaces/{namespace}/pods/{leader['metadata']['name']}/status"
+    patch = "application/strategic-merge-patch+json"
+    await kube_of(api).request("PATCH", path, body=ready(leader, False), content_type=patch)
+    await eventually(partial(resolve, dns_port, address), lambda r: r == [], RUNNING_WITHIN)
+    waiting = asyncio.ensure_future(waits_until_ready())
+    # Asked several times over (each lookup answers nobody), it is still waiting.
+    for _ in range(3):
+        assert await resolve(dns_port, address) == []
+        await asyncio.sleep(0.5)
+    assert not waiting.done()
+    await kube_of(api).request("PATCH", path, body=ready(leader, True), content_type=patch)
+    await asyncio.wait_for(waiting, RUNNING_WITHIN)

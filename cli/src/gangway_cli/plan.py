@@ -11,7 +11,8 @@ from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts.errors import FieldErrors
 from gangway_podgang.cliques import planned_objects
-from gangway_podgang.manifests import headless_service, pod_manifest, podgang_manifest
+from gangway_podgang.headless import services_to_write
+from gangway_podgang.manifests import pod_manifest, podgang_manifest
 
 
 def add_arguments(plan: argparse.ArgumentParser) -> None:
@@ -23,8 +24,9 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
     plan.add_argument(
         "--pods",
         action="store_true",
-        help="print the Pod manifests too (hostname, subdomain, Grove's variables), each "
-        "replica's headless Service, and the PodCliques and scaling groups",
+        help="print the Pod manifests too (hostname, subdomain, Grove's variables, the "
+        "startup-order init container), each replica's headless Services, and the "
+        "PodCliques and scaling groups",
     )
     plan.add_argument("--config", type=Path, help="operator configuration (default backend)")
     add_output_option(plan)
@@ -41,11 +43,12 @@ def run(args: argparse.Namespace) -> int:
     except FieldErrors as exc:
         return print_errors(exc.errors)
     documents: list[dict[str, Any]] = []
+    services, _ = services_to_write(pcs, plan, {})
     for gang in plan.gangs:
         documents.append(podgang_manifest(gang, pcs, backend, pod_references=True))
         if args.pods:
-            if gang.is_base:  # the replica's headless Service, named as its base gang
-                documents.append(headless_service(pcs, gang.pcs_replica))
+            # The replica's headless Services, written with its base gang.
+            documents.extend(s.desired for s in services if s.travels_with == gang.name)
             documents.extend(planned_objects(pcs, plan, gang.name))
             documents.extend(
                 pod_manifest(gang, group, index, pcs, podgang_uid="")

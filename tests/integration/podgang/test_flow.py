@@ -16,6 +16,8 @@ from prometheus_client import REGISTRY
 
 from gangway_contracts import labels
 from gangway_contracts.subjects import Kind, ObjectKey, Subjects
+from gangway_podgang import startup
+from gangway_podgang.startup import INIT_CONTAINER
 from tests.support.backends import running_backend
 from tests.support.kube import kube_of, server_side_apply
 from tests.support.podgang import (
@@ -386,3 +388,48 @@ async def test_every_clique_instance_and_scaling_group_has_grove_s_object_and_st
     await server_side_apply(api, pcs, namespace)
     await eventually(partial(objects, api, namespace, PODCLIQUES_PATH), lambda found: not found)
     await eventually(partial(objects, api, namespace, SCALING_GROUPS_PATH), lambda g: not g)
+
+
+async def test_cliques_that_start_after_others_wait_on_a_service_of_their_ready_pods(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    """Grove's discovery sample in order: each worker waits, in an init container of
+    Gangway's image, until its own group replica's leader is ready, asking the DNS for a
+    Service that lists that leader's ready pods only; the Service is made again if
+    deleted, and goes when the order does."""
+    pcs = workload(namespace, "ordered", path=SAMPLE)
+    pcs["spec"]["template"]["cliqueStartupType"] = "CliqueStartupTypeInOrder"
+    await server_side_apply(api, pcs, namespace)
+    found = await eventually(partial(pods, api, namespace), lambda f: len(f) == 8)
+    group = "ordered-0-model-instance"
+    for name, pod in found.items():
+        waiting = [c for c in pod["spec"].get("initContainers", []) if c["name"] == INIT_CONTAINER]
+        if "-leader-" in name:
+            assert waiting == [], name
+            continue
+        (init,) = waiting
+        replica = name.removeprefix(f"{group}-").split("-", 1)[0]
+        leader = f"{group}-{replica}-leader"
+        assert init["args"] == [f"{leader}.{namespace}.svc.cluster.local=1"]
+        assert init["image"] == startup.IMAGE
+    ready = [f"{group}-{g}-leader" for g in (0, 1)]
+    made = await eventually(
+        partial(services, api, namespace), lambda s: sorted(s) == sorted(["ordered-0", *ready])
+    )
+    for name in ready:
+        spec = made[name]["spec"]
+        assert (spec["clusterIP"], spec.get("publishNotReadyAddresses")) == ("None", None)
+        assert spec["selector"][labels.PODCLIQUE] == name
+
+    path = f"/api/v1/namespaces/{namespace}/services/{ready[0]}"
+    await kube_of(api).request("DELETE", path)
+    await eventually(
+        partial(services, api, namespace),
+        lambda s: (
+            ready[0] in s and s[ready[0]]["metadata"]["uid"] != made[ready[0]]["metadata"]["uid"]
+        ),
+    )
+    # Any order again: nothing waits, so the Services of ready pods go.
+    pcs["spec"]["template"]["cliqueStartupType"] = "CliqueStartupTypeAnyOrder"
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(services, api, namespace), lambda s: sorted(s) == ["ordered-0"])

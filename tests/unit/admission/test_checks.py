@@ -135,17 +135,25 @@ def test_child_topology_no_looser_than_parent() -> None:
 
 
 @pytest.mark.parametrize("startup", ["CliqueStartupTypeInOrder", "CliqueStartupTypeExplicit"])
-def test_an_ordered_startup_is_refused_not_ignored(startup: str) -> None:
+def test_an_ordered_startup_is_admitted(startup: str) -> None:
     doc = disagg()
     doc["spec"]["template"]["cliqueStartupType"] = startup
-    (found,) = errors(doc)
-    assert found.startswith(
-        f'spec.template.cliqueStartupType: "{startup}" is not supported by Gangway yet'
-    )
-    # One clique has nothing to wait for: admitted under any startup type.
-    single = fixture("podcliquesets/single-clique.yaml")
-    single["spec"]["template"]["cliqueStartupType"] = startup
-    assert errors(single) == []
+    assert errors(doc) == []
+
+
+def test_starts_after_names_each_clique_once_and_never_in_a_circle() -> None:
+    doc = disagg()
+    template = doc["spec"]["template"]
+    template["cliqueStartupType"] = "CliqueStartupTypeExplicit"
+    names = [c["name"] for c in template["cliques"]]
+    template["cliques"][0]["spec"]["startsAfter"] = [names[2]]
+    template["cliques"][1]["spec"]["startsAfter"] = [names[0], names[0]]
+    template["cliques"][2]["spec"]["startsAfter"] = [names[1]]
+    assert errors(doc) == [
+        f'spec.template.cliques[1].spec.startsAfter[1]: Duplicate value: "{names[0]}"',
+        f"spec.template.cliques[0].spec.startsAfter: must not be circular: {names[0]} -> "
+        f"{names[2]} -> {names[1]} -> {names[0]} would never start",
+    ]
 
 
 def test_one_topology_name_however_many_constraints_name_it() -> None:

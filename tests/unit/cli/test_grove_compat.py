@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from gangway_cli.main import main
+from gangway_podgang.startup import INIT_CONTAINER
 from tests.support.grove_manifests import INVALID_FOR_GROVE_TOO, MANIFESTS, name, podcliqueset
 
 # Grove's own e2e configuration enables KAI beside the default scheduler, which stays default.
@@ -29,15 +30,10 @@ REFUSED: dict[str, str] = {
     "e2e/yaml/auto-mnnvl/mnnvl-cpu-with-annotation.yaml": "grove.io/mnnvl-group",
     "e2e/yaml/auto-mnnvl/mnnvl-gpu-default.yaml": "grove.io/mnnvl-group",
     "e2e/yaml/auto-mnnvl/mnnvl-gpu-invalid.yaml": "grove.io/mnnvl-group",
-    "e2e/yaml/upgrade.yaml": "cliqueStartupType",
-    "e2e/yaml/workload3.yaml": "cliqueStartupType",
-    "e2e/yaml/workload4.yaml": "cliqueStartupType",
-    "e2e/yaml/workload5.yaml": "cliqueStartupType",
-    "e2e/yaml/workload6.yaml": "cliqueStartupType",
     "e2e/yaml/workload-resource-sharing.yaml": "resourceSharing",
     "samples/simple/simple1.yaml": "autoScalingConfig",
-    "samples/simple/simple2-explicit-startup-order.yaml": "cliqueStartupType",
-    "samples/simple/simple3-explicit-startup-order.yaml": "cliqueStartupType",
+    "samples/simple/simple2-explicit-startup-order.yaml": "autoScalingConfig",
+    "samples/simple/simple3-explicit-startup-order.yaml": "autoScalingConfig",
 }
 
 
@@ -130,8 +126,43 @@ def pods_grove_would_make(pcs: dict[str, Any]) -> dict[str, dict[str, Any]]:
     groups = template.get("podCliqueScalingGroups", [])
     grouped = {n for g in groups for n in g["cliqueNames"]}
     found: dict[str, dict[str, Any]] = {}
+    minimum = {
+        c["name"]: c["spec"].get("minAvailable") or c["spec"].get("replicas") or 1
+        for c in template["cliques"]
+    }
+    startup = template.get("cliqueStartupType", "CliqueStartupTypeAnyOrder")
+    order = [c["name"] for c in template["cliques"]]
+    group_of = {n: g for g in groups for n in g["cliqueNames"]}
 
-    def add(r: int, podclique: str, replicas: int, podgang: str, **group: str) -> None:
+    def parents(clique: str) -> list[str]:
+        if startup == "CliqueStartupTypeInOrder":
+            i = order.index(clique)
+            return order[i - 1 : i] if i else []
+        if startup == "CliqueStartupTypeExplicit":
+            spec = template["cliques"][order.index(clique)]["spec"]
+            return list(spec.get("startsAfter", []))
+        return []
+
+    def waits(r: int, clique: str, scaled: tuple[str, int, dict[str, Any]] | None) -> list[str]:
+        """Grove's startsAfter of a clique instance: within its own gang only."""
+        found: list[str] = []
+        for parent in parents(clique):
+            if scaled is not None:
+                fqn, k, group = scaled
+                if parent in group["cliqueNames"]:
+                    found.append(f"{fqn}-{k}-{parent}={minimum[parent]}")
+            elif parent in group_of:
+                group = group_of[parent]
+                for j in range(group.get("minAvailable", 1)):
+                    name = f"{pcs_name}-{r}-{group['name']}-{j}-{parent}"
+                    found.append(f"{name}={minimum[parent]}")
+            else:
+                found.append(f"{pcs_name}-{r}-{parent}={minimum[parent]}")
+        return found
+
+    def add(
+        r: int, podclique: str, replicas: int, podgang: str, after: list[str], **group: str
+    ) -> None:
         for i in range(replicas):
             env = {
                 "GROVE_PCS_NAME": pcs_name,
@@ -146,24 +177,28 @@ def pods_grove_would_make(pcs: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 "subdomain": f"{pcs_name}-{r}",
                 "podgang": podgang,
                 "env": env,
+                "waits": after,
             }
 
     for r in range(int(pcs["spec"].get("replicas", 0))):
         for clique, replicas in cliques.items():
             if clique not in grouped:
-                add(r, f"{pcs_name}-{r}-{clique}", replicas, f"{pcs_name}-{r}")
+                podclique = f"{pcs_name}-{r}-{clique}"
+                add(r, podclique, replicas, f"{pcs_name}-{r}", waits(r, clique, None))
         for group in groups:
             fqn = f"{pcs_name}-{r}-{group['name']}"
-            minimum = group.get("minAvailable", 1)
+            group_minimum = group.get("minAvailable", 1)
             template_pods = sum(cliques[n] for n in group["cliqueNames"])
             for k in range(group.get("replicas", 1)):
-                gang = f"{pcs_name}-{r}" if k < minimum else f"{fqn}-{k - minimum}"
+                base = k < group_minimum
+                gang = f"{pcs_name}-{r}" if base else f"{fqn}-{k - group_minimum}"
                 for clique in group["cliqueNames"]:
                     add(
                         r,
                         f"{fqn}-{k}-{clique}",
                         cliques[clique],
                         gang,
+                        waits(r, clique, None if base else (fqn, k, group)),
                         GROVE_PCSG_NAME=fqn,
                         GROVE_PCSG_TEMPLATE_NUM_PODS=str(template_pods),
                         GROVE_PCSG_INDEX=str(k),
@@ -193,7 +228,8 @@ def test_each_pod_contains_what_grove_puts_in_it(
 ) -> None:
     """Not only as many pods as Grove makes: the same names, hostnames, subdomains, gangs
     and Grove variables in every container and init container, one headless Service per
-    replica selecting its pods, and one PodClique per clique instance."""
+    replica selecting its pods, one PodClique per clique instance, and a startup-order init
+    container waiting on what Grove's would (each through a Service of its ready pods)."""
     code, out, err = run(capsys, "plan", "--pods", "--config", config, str(path))
     assert code == 0, err
     docs = [d for d in yaml.safe_load_all(out) if d]
@@ -210,5 +246,14 @@ def test_each_pod_contains_what_grove_puts_in_it(
         assert (spec["hostname"], spec["subdomain"]) == (want["hostname"], want["subdomain"])
         assert pod_labels["grove.io/podgang"] == want["podgang"]
         assert services[spec["subdomain"]]["spec"]["selector"].items() <= pod_labels.items()
+        own = [c for c in spec.get("initContainers", []) if c["name"] == INIT_CONTAINER]
         for container in [*spec["containers"], *spec.get("initContainers", [])]:
-            assert _resolved(pod, container["env"]) == want["env"], container["name"]
+            if container not in own:
+                assert _resolved(pod, container["env"]) == want["env"], container["name"]
+        ns = pod["metadata"]["namespace"]
+        waited = [a.replace(f".{ns}.svc.cluster.local=", "=") for c in own for a in c["args"]]
+        assert waited == want["waits"], pod_name
+        for wait in waited:
+            ready = services[wait.split("=")[0]]["spec"]
+            assert ready["publishNotReadyAddresses"] is False
+            assert ready["selector"]["grove.io/podclique"] == wait.split("=")[0]

@@ -171,7 +171,7 @@ def test_services_are_created_changed_back_and_deleted_with_their_replica() -> N
     manifest["spec"]["replicas"] = 2
     manifest["spec"]["template"]["headlessServiceConfig"] = {"publishNotReadyAddresses": False}
     pcs = from_object(manifest, PodCliqueSet)
-    writes, stale = services_to_write(pcs, {})
+    writes, stale = services_to_write(pcs, plan_podgangs(pcs), {})
     assert [(w.name, w.live) for w in writes] == [
         ("env-demo-pcsg-0", None),
         ("env-demo-pcsg-1", None),
@@ -183,16 +183,18 @@ def test_services_are_created_changed_back_and_deleted_with_their_replica() -> N
     drifted = _live(headless_service(pcs, 1), publishNotReadyAddresses=True)
     gone = _live(headless_service(pcs, 1))
     observed = {"env-demo-pcsg-0": first, "env-demo-pcsg-1": drifted}
-    writes, stale = services_to_write(pcs, observed)
+    writes, stale = services_to_write(pcs, plan_podgangs(pcs), observed)
     assert [(w.name, w.live) for w in writes] == [("env-demo-pcsg-1", drifted)]
 
     manifest["spec"]["replicas"] = 1
     smaller = from_object(manifest, PodCliqueSet)
-    writes, stale = services_to_write(smaller, {"env-demo-pcsg-0": first, "env-demo-pcsg-1": gone})
+    writes, stale = services_to_write(
+        smaller, plan_podgangs(smaller), {"env-demo-pcsg-0": first, "env-demo-pcsg-1": gone}
+    )
     assert writes == ()
     assert stale == (gone,)
     # Focused on one gang: only its Service, nothing deleted.
-    writes, stale = services_to_write(pcs, {}, focus={"env-demo-pcsg-1"})
+    writes, stale = services_to_write(pcs, plan_podgangs(pcs), {}, focus={"env-demo-pcsg-1"})
     assert [w.name for w in writes] == ["env-demo-pcsg-1"]
     assert stale == ()
 
@@ -201,6 +203,8 @@ def test_a_namesake_service_gangway_did_not_make_is_left_alone() -> None:
     pcs = _pcs(f"{SAMPLES}/pcsg-env-vars.yaml")
     other = headless_service(pcs, 0)
     other["metadata"]["ownerReferences"][0]["uid"] = "another-pcs"
-    writes, stale = services_to_write(pcs, {"env-demo-pcsg-0": _live(other, selector={})})
+    writes, stale = services_to_write(
+        pcs, plan_podgangs(pcs), {"env-demo-pcsg-0": _live(other, selector={})}
+    )
     assert writes == ()
     assert stale == ()

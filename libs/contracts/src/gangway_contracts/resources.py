@@ -19,7 +19,7 @@ from gangway_contracts.mirrored import (
     MirroredResource,
     backend_resource,
 )
-from gangway_contracts.services import COMPONENT_HEADLESS_SERVICE
+from gangway_contracts.services import COMPONENT_HEADLESS_SERVICE, COMPONENT_READY_SERVICE
 from gangway_contracts.subjects import Kind
 
 __all__ = [
@@ -40,13 +40,15 @@ PODCLIQUESETS = MirroredResource(Kind.PODCLIQUESET, GROVE_GROUP, (GROVE_VERSION,
 PODGANGS = MirroredResource(Kind.PODGANG, SCHEDULER_GROUP, (SCHEDULER_VERSION,), "podgangs")
 # Only the pods Gangway made: a cluster's other pods are none of its business.
 PODS = MirroredResource(Kind.POD, "", ("v1",), "pods", label_selector=MANAGED_BY_GANGWAY_SELECTOR)
-# Only the headless Services podgang made, one per PodCliqueSet replica.
+# Only the headless Services podgang made: one per PodCliqueSet replica, one per clique that
+# others start after.
 SERVICES = MirroredResource(
     Kind.SERVICE,
     "",
     ("v1",),
     "services",
-    label_selector=f"{MANAGED_BY_GANGWAY_SELECTOR},{labels.COMPONENT}={COMPONENT_HEADLESS_SERVICE}",
+    label_selector=f"{MANAGED_BY_GANGWAY_SELECTOR},{labels.COMPONENT} in "
+    f"({COMPONENT_HEADLESS_SERVICE},{COMPONENT_READY_SERVICE})",
 )
 # Only the PodCliques and scaling groups podgang made (Grove's operator makes its own).
 PODCLIQUES = MirroredResource(

@@ -19,6 +19,7 @@ from gangway_contracts.config import canonical_name, scheduler_name_of
 from gangway_contracts.errors import FieldError, field_path, not_dns_labels
 from gangway_contracts.grove import (
     EMPTY_OBJECT,
+    AutoScalingConfig,
     PodCliqueSet,
     TopologyConstraint,
     topology_names,
@@ -160,10 +161,48 @@ def _counts(pcs: PodCliqueSet) -> Iterator[FieldError]:
         yield from _at_least(f"{where}.replicas", spec.replicas, 1)
         if spec.min_available is not None:
             yield from _min_available(where, spec.min_available, spec.replicas)
+        if spec.auto_scaling_config is not None:
+            yield from _autoscaling(
+                f"{where}.autoScalingConfig",
+                spec.auto_scaling_config,
+                spec.replicas,
+                spec.replicas if spec.min_available is None else spec.min_available,
+            )
+    grouped = {n for g in template.pod_clique_scaling_groups for n in g.clique_names}
+    for i, clique in enumerate(template.cliques):
+        if clique.name in grouped and clique.spec.auto_scaling_config is not None:
+            yield FieldError(
+                field=field_path(*_CLIQUES, i, "spec", "autoScalingConfig"),
+                reason=f'must not be set: "{clique.name}" scales with its scaling group '
+                "(set the group's scaleConfig instead)",
+            )
     for i, group in enumerate(template.pod_clique_scaling_groups):
         where = field_path(*_GROUPS, i)
         yield from _at_least(f"{where}.replicas", group.replicas, 1)
         yield from _min_available(where, group.min_available, group.replicas)
+        if group.scale_config is not None:
+            yield from _autoscaling(
+                f"{where}.scaleConfig", group.scale_config, group.replicas, group.min_available
+            )
+
+
+def _autoscaling(
+    where: str, config: AutoScalingConfig, replicas: int, min_available: int
+) -> Iterator[FieldError]:
+    """An autoscaler's bounds as Grove's webhook holds them: never below what a gang needs
+    (that would break the gang), and room for the configured replicas."""
+    fewest = replicas if config.min_replicas is None else config.min_replicas
+    if fewest < min_available:
+        yield FieldError(
+            field=f"{where}.minReplicas",
+            reason=f"must be >= minAvailable ({min_available}), is {fewest}",
+        )
+    if config.max_replicas < max(fewest, replicas):
+        yield FieldError(
+            field=f"{where}.maxReplicas",
+            reason=f"must be >= minReplicas ({fewest}) and replicas ({replicas}), "
+            f"is {config.max_replicas}",
+        )
 
 
 def _unique_labels(what: str, named: Sequence[tuple[str, str]]) -> Iterator[FieldError]:
@@ -189,12 +228,53 @@ def _cliques(pcs: PodCliqueSet) -> Iterator[FieldError]:
     yield from _unique_labels("clique", named)
     known = {c.name for c in cliques}
     for i, clique in enumerate(cliques):
+        seen: set[str] = set()
         for j, before in enumerate(clique.spec.starts_after):
             where = field_path(*_CLIQUES, i, "spec", "startsAfter", j)
             if before == clique.name:
                 yield FieldError(field=where, reason=f'"{before}" cannot start after itself')
             elif before not in known:
                 yield FieldError(field=where, reason=f'Not found: "{before}" (no such clique)')
+            elif before in seen:
+                yield FieldError(field=where, reason=f'Duplicate value: "{before}"')
+            seen.add(before)
+    yield from _startup_cycles(pcs)
+
+
+def _startup_cycles(pcs: PodCliqueSet) -> Iterator[FieldError]:
+    """Cliques that start after each other in a circle would never start (as Grove's webhook,
+    whatever the startup type)."""
+    cliques = pcs.spec.template.cliques
+    after = {c.name: [b for b in c.spec.starts_after if b != c.name] for c in cliques}
+    index = {c.name: i for i, c in enumerate(cliques)}
+    reported: set[frozenset[str]] = set()
+
+    def circle_from(start: str) -> list[str] | None:
+        path, on_path = [start], {start}
+        stack = [iter(after.get(start, ()))]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                on_path.discard(path.pop())
+            elif nxt == start:
+                return path
+            elif nxt not in on_path and nxt in after:
+                path.append(nxt)
+                on_path.add(nxt)
+                stack.append(iter(after[nxt]))
+        return None
+
+    for clique in cliques:
+        circle = circle_from(clique.name)
+        if circle is None or frozenset(circle) in reported:
+            continue
+        reported.add(frozenset(circle))
+        shown = " -> ".join([*circle, circle[0]])
+        yield FieldError(
+            field=field_path(*_CLIQUES, index[clique.name], "spec", "startsAfter"),
+            reason=f"must not be circular: {shown} would never start",
+        )
 
 
 def _topology_names(pcs: PodCliqueSet) -> Iterator[FieldError]:

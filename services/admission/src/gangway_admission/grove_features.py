@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from gangway_contracts.errors import FieldError, field_path
-from gangway_contracts.grove import ANY_ORDER, PodCliqueSet
+from gangway_contracts.grove import PodCliqueSet
 
 _CLIQUES: Final = ("spec", "template", "cliques")
 _GROUPS: Final = ("spec", "template", "podCliqueScalingGroups")
@@ -37,14 +37,6 @@ _MNNVL: Final = (
 def missing_features(pcs: PodCliqueSet) -> Iterator[FieldError]:
     """A field error for every Grove feature the PodCliqueSet asks for that Gangway lacks."""
     template = pcs.spec.template
-    if template.clique_startup_type != ANY_ORDER and len(template.cliques) > 1:
-        yield FieldError(
-            field="spec.template.cliqueStartupType",
-            reason=f'"{template.clique_startup_type}" is not supported by Gangway yet: it '
-            "starts every clique as soon as its gang is placed; set "
-            f"{ANY_ORDER} (startsAfter is then ignored, as Grove ignores it) or leave this "
-            "PodCliqueSet to Grove's operator",
-        )
     if template.resource_claim_templates:
         yield FieldError(field="spec.template.resourceClaimTemplates", reason=_SHARING)
     if template.resource_sharing:

@@ -64,7 +64,7 @@ class Decision:
     set_initialized: tuple[tuple[PodGang, bool], ...] = ()
     lift_gates: tuple[PodRecord, ...] = ()
     set_placement: tuple[tuple[PodGang, Placement], ...] = ()
-    # A replica's headless Service is named as its base gang: it travels with that gang.
+    # A replica's headless Services travel with its base gang.
     write_services: tuple[ServiceWrite, ...] = ()
     delete_services: tuple[Service, ...] = ()
 
@@ -114,7 +114,7 @@ class Decision:
         for live, placement in self.set_placement:
             add(live.metadata.name, "set_placement", (live, placement))
         for service in self.write_services:
-            add(service.name, "write_services", service)
+            add(service.travels_with, "write_services", service)
         for stale in self.delete_services:
             add(stale.metadata.name, "delete_services", stale)
         rank = {name: i for i, name in enumerate(order)}

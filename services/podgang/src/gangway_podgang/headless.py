@@ -1,11 +1,12 @@
-"""Which headless Services to write: one per PodCliqueSet replica, as Grove keeps them. Pure.
+"""Which headless Services to write: one per PodCliqueSet replica, as Grove keeps them, and
+one per clique that others start after (its ready pods, ``startup.py``). Pure.
 
-A replica's Service is created with its base PodGang (same name, same round), so it exists
-before any of the replica's pods can run; changed back when its spec drifts from what the
-PodCliqueSet asks (``headlessServiceConfig``); deleted with the replica on a scale-in. A
-Service of that name Gangway did not make is not mirrored, so it is never touched: the
-create meets it (409) and a Warning Event on the PodCliqueSet says so
-(``ServiceNameTaken``).
+A replica's Services are created with its base PodGang (the replica's own is named as the
+gang; they travel in the same round), so they exist before any of the replica's pods can
+run; changed back when a spec drifts from what the PodCliqueSet asks
+(``headlessServiceConfig``); deleted with the replica on a scale-in. A Service of that name
+Gangway did not make is not mirrored, so it is never touched: the create meets it (409) and
+a Warning Event on the PodCliqueSet says so (``ServiceNameTaken``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.services import Service
 from gangway_podgang.discovery import service_name
-from gangway_podgang.manifests import controlled_by, headless_service
+from gangway_podgang.manifests import controlled_by, headless_service, ready_service
+from gangway_podgang.plan import Plan
 
 
 @dataclass(frozen=True)
@@ -26,10 +28,15 @@ class ServiceWrite:
 
     desired: dict[str, Any]
     live: Service | None
+    gang: str = ""  # the base gang it is written with (its own name when unset)
 
     @property
     def name(self) -> str:
         return str(self.desired["metadata"]["name"])
+
+    @property
+    def travels_with(self) -> str:
+        return self.gang or self.name
 
 
 def _as_desired(live: Service, desired: dict[str, Any]) -> bool:
@@ -41,25 +48,39 @@ def _as_desired(live: Service, desired: dict[str, Any]) -> bool:
 
 
 def services_to_write(
-    pcs: PodCliqueSet, observed: Mapping[str, Service], focus: Collection[str] | None = None
+    pcs: PodCliqueSet,
+    plan: Plan,
+    observed: Mapping[str, Service],
+    focus: Collection[str] | None = None,
 ) -> tuple[tuple[ServiceWrite, ...], tuple[Service, ...]]:
-    """(Services to create or change back, Services of replicas no longer planned).
-    ``focus``: these names alone, deleting nothing (as :func:`decide.decide`)."""
+    """(Services to create or change back, Services no longer planned). ``focus``: these
+    gangs alone, deleting nothing (as :func:`decide.decide`)."""
     uid = pcs.metadata.uid
+    waited: dict[int, set[str]] = {}  # per replica: the cliques others wait on
+    for gang in plan.gangs:
+        for group in gang.podgroups:
+            waited.setdefault(gang.pcs_replica, set()).update(n for n, _ in group.waits_on)
     writes: list[ServiceWrite] = []
     wanted: set[str] = set()
     for replica in range(pcs.spec.replicas):
-        name = service_name(pcs.metadata.name, replica)
-        wanted.add(name)
-        if focus is not None and name not in focus:
+        base = service_name(pcs.metadata.name, replica)  # the replica's base gang's name too
+        names = [base, *sorted(waited.get(replica, ()))]
+        wanted.update(names)
+        if focus is not None and base not in focus:
             continue  # a partial decision: not built for the replicas it does not look at
-        desired = headless_service(pcs, replica)
-        live = observed.get(name)
-        if live is not None and (live.metadata.deletion_timestamp or _as_desired(live, desired)):
-            continue
-        if live is not None and not controlled_by(live.metadata, uid):
-            continue  # another PodCliqueSet's of the same name, before this one was made
-        writes.append(ServiceWrite(desired, live))
+        for name in names:
+            if name == base:
+                desired = headless_service(pcs, replica)
+            else:
+                desired = ready_service(pcs, replica, name)
+            live = observed.get(name)
+            if live is not None and (
+                live.metadata.deletion_timestamp or _as_desired(live, desired)
+            ):
+                continue
+            if live is not None and not controlled_by(live.metadata, uid):
+                continue  # another PodCliqueSet's of the same name, before this one was made
+            writes.append(ServiceWrite(desired, live, gang=base))
     stale: tuple[Service, ...] = ()
     if focus is None:
         stale = tuple(

@@ -23,8 +23,8 @@ from gangway_contracts.grove import (
     TopologyConstraintGroupConfig,
 )
 from gangway_contracts.k8s import NamespacedName, ObjectMeta
-from gangway_contracts.services import COMPONENT_HEADLESS_SERVICE
-from gangway_podgang import discovery
+from gangway_contracts.services import COMPONENT_HEADLESS_SERVICE, COMPONENT_READY_SERVICE
+from gangway_podgang import discovery, startup
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
 
 
@@ -155,9 +155,17 @@ def pod_labels(
 
 
 def pod_manifest(
-    gang: PlannedGang, group: PlannedPodGroup, index: int, pcs: PodCliqueSet, podgang_uid: str
+    gang: PlannedGang,
+    group: PlannedPodGroup,
+    index: int,
+    pcs: PodCliqueSet,
+    podgang_uid: str,
+    *,
+    startup_image: str = startup.IMAGE,
 ) -> dict[str, Any]:
-    """One pod, gated: the scheduler sees it only after the podgang service lifts the gate."""
+    """One pod, gated: the scheduler sees it only after the podgang service lifts the gate.
+    A pod of a clique that starts after others waits in an init container of
+    ``startup_image`` (startup.py)."""
     spec: dict[str, Any] = msgspec.json.decode(group.clique.spec.pod_spec)
     # Gates can only be set at creation, never added later (the API server refuses).
     spec["schedulingGates"] = [
@@ -169,6 +177,9 @@ def pod_manifest(
         {"name": labels.PODGANG_PENDING_CREATION_GATE},
     ]
     _discoverable(spec, gang, group, index, pcs)
+    if group.waits_on:  # last, as Grove's: the template's own init containers run first
+        waiting = startup.init_container(group.waits_on, pcs.metadata.namespace, startup_image)
+        spec["initContainers"] = [*(spec.get("initContainers") or []), waiting]
     metadata: dict[str, Any] = {
         "name": group.pods[index],
         "namespace": pcs.metadata.namespace,
@@ -199,30 +210,39 @@ def headless_service(pcs: PodCliqueSet, replica: int) -> dict[str, Any]:
     """The Service of one PodCliqueSet replica with Grove's labels (managed-by Gangway) and a
     selector of that replica's pods; it lists them before they are ready unless the
     PodCliqueSet's headlessServiceConfig says otherwise (Grove's default)."""
-    meta = pcs.metadata
-    name = discovery.service_name(meta.name, replica)
     config = pcs.spec.template.headless_service_config
     publish = config.publish_not_ready_addresses if config else True
-    replica_pods = {
-        labels.PART_OF: meta.name,
-        labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY,
-        labels.PCS_REPLICA_INDEX: str(replica),
-    }
+    name = discovery.service_name(pcs.metadata.name, replica)
+    replica_pods = {labels.PCS_REPLICA_INDEX: str(replica)}
+    return _headless(pcs, replica, name, COMPONENT_HEADLESS_SERVICE, replica_pods, publish=publish)
+
+
+def ready_service(pcs: PodCliqueSet, replica: int, podclique: str) -> dict[str, Any]:
+    """The Service of a clique others start after: named as its PodClique, it lists only
+    that clique's ready pods, so a name lookup counts them (startup.py)."""
+    pods = {labels.PODCLIQUE: podclique}
+    return _headless(pcs, replica, podclique, COMPONENT_READY_SERVICE, pods, publish=False)
+
+
+def _headless(
+    pcs: PodCliqueSet,
+    replica: int,
+    name: str,
+    component: str,
+    pods: dict[str, str],
+    *,
+    publish: bool,
+) -> dict[str, Any]:
+    meta = pcs.metadata
+    selector = {labels.PART_OF: meta.name, labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY, **pods}
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {
             "name": name,
             "namespace": meta.namespace,
-            "labels": {
-                **replica_labels(pcs, replica, COMPONENT_HEADLESS_SERVICE),
-                labels.APP_NAME: name,
-            },
+            "labels": {**replica_labels(pcs, replica, component), labels.APP_NAME: name},
             "ownerReferences": [podcliqueset_owner(pcs)],
         },
-        "spec": {
-            "clusterIP": "None",
-            "selector": replica_pods,
-            "publishNotReadyAddresses": publish,
-        },
+        "spec": {"clusterIP": "None", "selector": selector, "publishNotReadyAddresses": publish},
     }

@@ -31,6 +31,7 @@ from gangway_contracts.grove import (
     PodGangTopologyConstraint,
     TopologyConstraint,
 )
+from gangway_podgang.startup import Waits, minimums, starts_after, waits_on
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,8 @@ class PlannedPodGroup:
     # The pods one replica of its scaling group is made of (Grove's GROVE_PCSG_TEMPLATE_NUM_PODS).
     scaling_group_pods: int = 0
     template_hash: str = ""  # of what its pods are made from: a change replaces them
+    # The PodCliques (and ready pods of each) its pods wait on before they start (startup.py).
+    waits_on: Waits = ()
 
 
 def template_hash(clique: PodCliqueTemplateSpec) -> str:
@@ -157,6 +160,7 @@ def _clique_instance(
     group: str | None = None,
     group_replica: int | None = None,
     group_pods: int = 0,
+    waits: Waits = (),
 ) -> PlannedPodGroup:
     spec = clique.spec
     min_replicas = spec.replicas if spec.min_available is None else spec.min_available
@@ -171,6 +175,7 @@ def _clique_instance(
         scaling_group_replica=group_replica,
         scaling_group_pods=group_pods,
         template_hash=digest,
+        waits_on=waits,
     )
 
 
@@ -185,6 +190,8 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
         for g in template.pod_clique_scaling_groups
     }
     topology = _Topology(pcs, binding)
+    parents, minimum = starts_after(template), minimums(template)
+    group_of = {n: g for g in template.pod_clique_scaling_groups for n in g.clique_names}
     clique_topology = {
         name: topology.resolve(
             c.topology_constraint, f"spec.template.cliques[{i}].topologyConstraint"
@@ -202,8 +209,10 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
     }
 
     def group_replica(
-        group: PodCliqueScalingGroupConfig, group_fqn: str, g: int
+        group: PodCliqueScalingGroupConfig, prefix: str, g: int
     ) -> tuple[list[PlannedPodGroup], list[GroupConfig]]:
+        group_fqn = f"{prefix}-{group.name}"
+        scaled = (group_fqn, g, group) if g >= group.min_available else None
         members = [
             _clique_instance(
                 f"{group_fqn}-{g}-{name}",
@@ -213,6 +222,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
                 group=group_fqn,
                 group_replica=g,
                 group_pods=group_pods[group.name],
+                waits=waits_on(prefix, parents[name], minimum, group_of, scaled),
             )
             for name in group.clique_names
             if name in cliques  # a dangling name is admission's error to report
@@ -229,7 +239,13 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
     for r in range(pcs.spec.replicas):
         prefix = sys.intern(f"{pcs.metadata.name}-{r}")  # the base gang's: as the model's
         base_groups = [
-            _clique_instance(f"{prefix}-{c.name}", c, clique_topology[c.name], digests[c.name])
+            _clique_instance(
+                f"{prefix}-{c.name}",
+                c,
+                clique_topology[c.name],
+                digests[c.name],
+                waits=waits_on(prefix, parents[c.name], minimum, group_of),
+            )
             for c in template.cliques
             if c.name not in grouped
         ]
@@ -238,7 +254,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
         for group in template.pod_clique_scaling_groups:
             group_fqn = f"{prefix}-{group.name}"
             for g in range(group.replicas):
-                members, configs = group_replica(group, group_fqn, g)
+                members, configs = group_replica(group, prefix, g)
                 if g < group.min_available:
                     base_groups.extend(members)
                     base_configs.extend(configs)

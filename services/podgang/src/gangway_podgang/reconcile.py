@@ -177,7 +177,7 @@ class Reconciler:
             rolling=pcs.spec.rolls_updates,
             focus=focus,
         )
-        services, stale = services_to_write(pcs, workload.services, focus)
+        services, stale = services_to_write(pcs, plan, workload.services, focus)
         decision = replace(decision, write_services=services, delete_services=stale)
         return Step(pcs, workload, backend, plan, decision, binding=binding)
 

@@ -49,6 +49,7 @@ async def serve(
         reporter,
         write_concurrency=settings.write_concurrency,
         after_write=after_write,
+        startup_image=settings.startup_image,
     )
     reconciler = Reconciler(
         model,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gangway_podgang import startup
 from gangway_runtime.settings import ConsumerSettings, LimitSettings, Positive, Seconds
 
 
@@ -19,3 +20,6 @@ class PodgangSettings(LimitSettings, ConsumerSettings):
     # ones start, so a large PodCliqueSet streams its gangs (writes stay bounded by
     # write_concurrency across all of them).
     gangs_in_flight: Positive = 64
+    # The image of the init container that holds a pod back until the cliques it starts
+    # after are ready (startup.py): Gangway's own; deploy/ and the chart set the one they run.
+    startup_image: str = startup.IMAGE

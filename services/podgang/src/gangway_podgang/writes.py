@@ -26,7 +26,7 @@ from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec
 from gangway_contracts.k8s import Condition
 from gangway_contracts.services import Service
 from gangway_contracts.subjects import TRACEPARENT_HEADER, Kind, Subjects
-from gangway_podgang import metrics
+from gangway_podgang import metrics, startup
 from gangway_podgang.cliques import CliqueDelete, CliqueWrite, StatusWrite
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import Decision, Placement, PodsToCreate, phase_now
@@ -150,8 +150,10 @@ class Actuator:
         *,
         write_concurrency: int,
         after_write: Callable[[str], None] | None = None,
+        startup_image: str = startup.IMAGE,
     ) -> None:
         self.kube = kube
+        self.startup_image = startup_image  # of the init container of pods that wait
         self.backends = backends
         self.subjects = subjects
         self.reporter = reporter
@@ -405,7 +407,8 @@ class Actuator:
         gang = batch.gang
         uid = batch.podgang.metadata.uid
         manifests = [
-            _traced(pod_manifest(gang, group, index, pcs, uid)) for group, index in batch.pods
+            _traced(pod_manifest(gang, group, index, pcs, uid, startup_image=self.startup_image))
+            for group, index in batch.pods
         ]
         prepared = await self.backends.prepare_pods(backend, batch.podgang, manifests)
         path = PODS.path(pcs.metadata.namespace)
