@@ -25,6 +25,8 @@ CONFIG = {
 SAMPLE = "grove/samples/user-guide/03_environment-variables-for-pod-discovery/pcsg-env-vars.yaml"
 PODCLIQUES = "/apis/grove.io/v1alpha1/namespaces/{ns}/podcliques"
 SCALING_GROUPS = "/apis/grove.io/v1alpha1/namespaces/{ns}/podcliquescalinggroups"
+PODGANGS = "/apis/scheduler.grove.io/v1alpha1/namespaces/{ns}/podgangs"
+HPAS = "/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers"
 RUNNING_WITHIN = 120.0
 
 
@@ -97,3 +99,62 @@ async def test_podcliques_and_scaling_groups_show_grove_s_numbers(
         "2",
         "2",
     )
+
+
+def gangs_running(names: list[str]) -> Any:
+    """Exactly these PodGangs, every one of them scheduled whole."""
+    return lambda found: (
+        sorted(found) == sorted(names)
+        and all((g.get("status") or {}).get("phase") == "Running" for g in found.values())
+    )
+
+
+async def test_an_hpa_scales_a_scaling_group_and_its_gangs_follow_each_whole(
+    api: ApiClient, namespace: str, nodes: Nodes, e2e_cluster: ControlPlane
+) -> None:
+    """kube-controller-manager's HPA controller, on the HPA Gangway made of the group's
+    scaleConfig, scales the group through /scale: 1 → 3 → 1 replicas, each extra replica a
+    gang of its own, placed whole and taken away whole. No metrics server runs here: the HPA
+    acts on its bounds (a raised minReplicas, a lowered maxReplicas), as it does before
+    any metric. Then `kubectl scale` on one PodClique adds pods to its gang."""
+    await nodes.add(3, gpus=0)
+    pcs = nodes.pin(labelled(fixture(SAMPLE), namespace, "auto"))
+    group_config = pcs["spec"]["template"]["podCliqueScalingGroups"][0]
+    group_config.update(replicas=1, minAvailable=1, scaleConfig={"maxReplicas": 3})
+    await server_side_apply(api, pcs, namespace)
+    group = "auto-0-model-instance"
+    await eventually(
+        partial(objects, api, namespace, PODGANGS), gangs_running(["auto-0"]), RUNNING_WITHIN
+    )
+
+    group_config["scaleConfig"] = {"minReplicas": 3, "maxReplicas": 3}
+    await server_side_apply(api, pcs, namespace)
+    scaled_up = ["auto-0", f"{group}-0", f"{group}-1"]
+    await eventually(
+        partial(objects, api, namespace, PODGANGS), gangs_running(scaled_up), RUNNING_WITHIN
+    )
+    found = await objects(api, namespace, SCALING_GROUPS)
+    assert found[group]["spec"]["replicas"] == 3  # written by the HPA, not by Gangway
+    hpa = await objects(api, namespace, HPAS)
+    assert hpa[group]["status"]["desiredReplicas"] == 3
+
+    group_config["scaleConfig"] = {"minReplicas": 1, "maxReplicas": 1}
+    await server_side_apply(api, pcs, namespace)
+    await eventually(
+        partial(objects, api, namespace, PODGANGS), gangs_running(["auto-0"]), RUNNING_WITHIN
+    )
+    await eventually(
+        partial(objects, api, namespace, PODCLIQUES),
+        lambda c: sorted(c) == [f"{group}-0-leader", f"{group}-0-worker"],
+        RUNNING_WITHIN,
+    )
+
+    kubectl(e2e_cluster, "scale", "-n", namespace, "pclq", f"{group}-0-worker", "--replicas=4")
+    await eventually(
+        partial(objects, api, namespace, PODCLIQUES),
+        lambda c: (c[f"{group}-0-worker"].get("status") or {}).get("readyReplicas") == 4,
+        RUNNING_WITHIN,
+    )
+    gangs = await objects(api, namespace, PODGANGS)
+    (workers,) = [g for g in gangs["auto-0"]["spec"]["podgroups"] if g["name"].endswith("worker")]
+    assert (len(workers["podReferences"]), workers["minReplicas"]) == (4, 3)

@@ -10,6 +10,7 @@ from typing import Any
 from gangway_cli.inputs import Manifests, read_config
 from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts.errors import FieldErrors
+from gangway_podgang.autoscalers import autoscalers_wanted
 from gangway_podgang.cliques import planned_objects
 from gangway_podgang.headless import services_to_write
 from gangway_podgang.manifests import pod_manifest, podgang_manifest
@@ -25,8 +26,8 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         "--pods",
         action="store_true",
         help="print the Pod manifests too (hostname, subdomain, Grove's variables, the "
-        "startup-order init container), each replica's headless Services, and the "
-        "PodCliques and scaling groups",
+        "startup-order init container), each replica's headless Services, the "
+        "PodCliques and scaling groups, and their HorizontalPodAutoscalers",
     )
     plan.add_argument("--config", type=Path, help="operator configuration (default backend)")
     add_output_option(plan)
@@ -44,12 +45,18 @@ def run(args: argparse.Namespace) -> int:
         return print_errors(exc.errors)
     documents: list[dict[str, Any]] = []
     services, _ = services_to_write(pcs, plan, {})
+    autoscalers = autoscalers_wanted(pcs)
     for gang in plan.gangs:
         documents.append(podgang_manifest(gang, pcs, backend, pod_references=True))
         if args.pods:
             # The replica's headless Services, written with its base gang.
             documents.extend(s.desired for s in services if s.travels_with == gang.name)
             documents.extend(planned_objects(pcs, plan, gang.name))
+            if gang.is_base:  # the replica's HPAs (autoScalingConfig, scaleConfig)
+                replica = f"{pcs.metadata.name}-{gang.pcs_replica}-"
+                documents.extend(
+                    hpa for name, hpa in autoscalers.items() if name.startswith(replica)
+                )
             documents.extend(
                 pod_manifest(gang, group, index, pcs, podgang_uid="")
                 for group, index, _ in gang.pods

@@ -375,6 +375,16 @@ async def test_every_clique_instance_and_scaling_group_has_grove_s_object_and_st
     assert status[group]["status"]["availableReplicas"] == 0
     assert condition(status[group], "MinAvailableBreached")["status"] == "True"
 
+    # Deleted by someone, long after it was made: made again.
+    gone = f"{group}-0-leader"
+    await kube_of(api).request("DELETE", f"{PODCLIQUES_PATH.format(ns=namespace)}/{gone}")
+    await eventually(
+        partial(objects, api, namespace, PODCLIQUES_PATH),
+        lambda found: (
+            gone in found and found[gone]["metadata"]["uid"] != cliques[gone]["metadata"]["uid"]
+        ),
+    )
+
     # Scaled in: the second group replica's PodCliques go with it.
     pcs["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] = 1
     await server_side_apply(api, pcs, namespace)
@@ -433,3 +443,84 @@ async def test_cliques_that_start_after_others_wait_on_a_service_of_their_ready_
     pcs["spec"]["template"]["cliqueStartupType"] = "CliqueStartupTypeAnyOrder"
     await server_side_apply(api, pcs, namespace)
     await eventually(partial(services, api, namespace), lambda s: sorted(s) == ["ordered-0"])
+
+
+async def scale(api: ApiClient, path: str, replicas: int) -> None:
+    """What an HPA or ``kubectl scale`` writes: the object's /scale."""
+    body = {"spec": {"replicas": replicas}}
+    await kube_of(api).request(
+        "PATCH", f"{path}/scale", body=body, content_type="application/merge-patch+json"
+    )
+
+
+async def test_what_a_podclique_s_or_scaling_group_s_scale_says_is_what_is_built(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    """/scale on one clique instance adds pods to its gang; on the scaling group adds and
+    takes away whole gangs; the template's own change wins over an older scale."""
+    pcs = workload(namespace, "scaled", path=SAMPLE)
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 8)
+    group = "scaled-0-model-instance"
+    worker = f"{group}-0-worker"
+    cliques = PODCLIQUES_PATH.format(ns=namespace)
+    await eventually(partial(objects, api, namespace, PODCLIQUES_PATH), lambda c: worker in c)
+
+    await scale(api, f"{cliques}/{worker}", 5)
+    found = await eventually(partial(pods, api, namespace), lambda f: len(f) == 10)
+    assert sorted(n for n in found if n.startswith(f"{worker}-")) == [
+        f"{worker}-{i}" for i in range(5)
+    ]
+
+    async def references() -> list[str]:
+        base = (await podgangs(api, namespace)).get("scaled-0", {})
+        groups = base.get("spec", {}).get("podgroups", [])
+        return [r["name"] for g in groups if g["name"] == worker for r in g["podReferences"]]
+
+    await eventually(references, lambda refs: len(refs) == 5)
+
+    groups_path = SCALING_GROUPS_PATH.format(ns=namespace)
+    await scale(api, f"{groups_path}/{group}", 3)
+    await eventually(
+        partial(podgangs, api, namespace),
+        lambda g: sorted(g) == ["scaled-0", f"{group}-0", f"{group}-1"],
+    )
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 14)
+    await scale(api, f"{groups_path}/{group}", 1)
+    await eventually(partial(podgangs, api, namespace), lambda g: sorted(g) == ["scaled-0"])
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 6)
+
+    # The template's replicas change: they win over the older scale, and say so.
+    pcs["spec"]["template"]["cliques"][1]["spec"]["replicas"] = 2
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: len(f) == 3)
+    clique = (await objects(api, namespace, PODCLIQUES_PATH))[worker]
+    assert clique["spec"]["replicas"] == 2
+    assert clique["metadata"]["annotations"]["gangway.dev/template-replicas"] == "2"
+
+
+async def test_grove_s_autoscaling_becomes_an_hpa_per_clique_and_group_of_each_replica(
+    api: ApiClient, namespace: str, gangway: Podgang
+) -> None:
+    pcs = workload(namespace, "auto", path=SAMPLE)
+    pcs["spec"]["template"]["podCliqueScalingGroups"][0]["scaleConfig"] = {"maxReplicas": 4}
+    await server_side_apply(api, pcs, namespace)
+    hpas = "/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers"
+    made = await eventually(partial(objects, api, namespace, hpas), bool)
+    (hpa,) = made.values()
+    assert hpa["metadata"]["name"] == "auto-0-model-instance"
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueScalingGroup",
+        "name": "auto-0-model-instance",
+    }
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 4)
+    # Deleted: made again. No longer asked for: deleted.
+    await kube_of(api).request("DELETE", f"{hpas.format(ns=namespace)}/auto-0-model-instance")
+    await eventually(
+        partial(objects, api, namespace, hpas),
+        lambda h: [x["metadata"]["uid"] for x in h.values()] not in ([], [hpa["metadata"]["uid"]]),
+    )
+    del pcs["spec"]["template"]["podCliqueScalingGroups"][0]["scaleConfig"]
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(objects, api, namespace, hpas), lambda h: not h)

@@ -156,6 +156,32 @@ def test_starts_after_names_each_clique_once_and_never_in_a_circle() -> None:
     ]
 
 
+def test_an_autoscaler_keeps_within_what_the_gang_needs() -> None:
+    doc = disagg()
+    template = doc["spec"]["template"]
+    standalone = next(
+        i
+        for i, c in enumerate(template["cliques"])
+        if all(c["name"] not in g["cliqueNames"] for g in template["podCliqueScalingGroups"])
+    )
+    clique = template["cliques"][standalone]
+    clique["spec"].update(replicas=3, minAvailable=2)
+    clique["spec"]["autoScalingConfig"] = {"minReplicas": 1, "maxReplicas": 2}
+    group = template["podCliqueScalingGroups"][0]
+    group.update(replicas=2, minAvailable=1)
+    group["scaleConfig"] = {"maxReplicas": 4}
+    member = next(i for i, c in enumerate(template["cliques"]) if c["name"] in group["cliqueNames"])
+    template["cliques"][member]["spec"]["autoScalingConfig"] = {"maxReplicas": 9}
+    where = f"spec.template.cliques[{standalone}].spec.autoScalingConfig"
+    assert errors(doc) == [
+        f"{where}.minReplicas: must be >= minAvailable (2), is 1",
+        f"{where}.maxReplicas: must be >= minReplicas (1) and replicas (3), is 2",
+        f"spec.template.cliques[{member}].spec.autoScalingConfig: must not be set: "
+        f'"{template["cliques"][member]["name"]}" scales with its scaling group (set the '
+        "group's scaleConfig instead)",
+    ]
+
+
 def test_one_topology_name_however_many_constraints_name_it() -> None:
     """Grove lets any constraint name the topology and the others inherit it."""
     doc = disagg()

@@ -31,9 +31,6 @@ REFUSED: dict[str, str] = {
     "e2e/yaml/auto-mnnvl/mnnvl-gpu-default.yaml": "grove.io/mnnvl-group",
     "e2e/yaml/auto-mnnvl/mnnvl-gpu-invalid.yaml": "grove.io/mnnvl-group",
     "e2e/yaml/workload-resource-sharing.yaml": "resourceSharing",
-    "samples/simple/simple1.yaml": "autoScalingConfig",
-    "samples/simple/simple2-explicit-startup-order.yaml": "autoScalingConfig",
-    "samples/simple/simple3-explicit-startup-order.yaml": "autoScalingConfig",
 }
 
 

@@ -47,9 +47,6 @@ GONE_FROM_KUBERNETES = {
 }
 
 
-SCALE_NOT_SERVED = frozenset({"PodClique", "PodCliqueScalingGroup"})
-
-
 def load(path: Any) -> dict[str, Any]:
     doc: dict[str, Any] = yaml.safe_load(path.read_text())
     return doc
@@ -86,12 +83,8 @@ def test_same_names_columns_and_subresources(
         mine = ours_versions[version["name"]]
         for key in ("served", "storage", "additionalPrinterColumns"):
             assert mine.get(key) == version.get(key), key
-        # A PodClique's or scaling group's replicas follow the PodCliqueSet's template: a
-        # scale subresource would be a knob that podgang turns back (docs/podgang.md).
-        upstream_subresources = dict(version["subresources"])
-        if ours["spec"]["names"]["kind"] in SCALE_NOT_SERVED:
-            upstream_subresources.pop("scale")
-        assert mine["subresources"] == upstream_subresources
+        # Every /scale Grove serves, Gangway serves: a PodClique's and a scaling group's too.
+        assert mine["subresources"] == version["subresources"]
 
 
 @pytest.mark.parametrize(("file", "view"), PAIRS)

@@ -148,6 +148,8 @@ def test_the_group_first_then_its_cliques_owned_by_it_then_only_statuses_that_mo
         name="env-demo-pcsg-0-model-instance",
         uid="group-uid",
         resource_version="5",
+        annotations={"gangway.dev/template-replicas": "2"},
+        labels={"grove.io/podcliqueset-replica-index": "0"},
         owner_references=[
             OwnerReference(
                 api_version="grove.io/v1alpha1",

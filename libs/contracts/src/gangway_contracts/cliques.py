@@ -4,8 +4,9 @@ the status Grove's operator writes, so `kubectl get pclq,pcsg` and tools written
 (NVIDIA Dynamo's operator reads their status) see what they see under Grove.
 
 Gangway's podgang service makes them from the PodCliqueSet and writes their status from the
-pods the watcher mirrors. Their replicas follow the PodCliqueSet's template; the scale
-subresource is not served yet (an autoscaler of one clique is refused at admission).
+pods the watcher mirrors. Both serve ``/scale``, as Grove's do: the replicas an HPA (made from
+``autoScalingConfig`` / ``scaleConfig``) or ``kubectl scale`` sets are the pods or group
+replicas podgang plans, until the template's own replicas change.
 """
 
 from __future__ import annotations

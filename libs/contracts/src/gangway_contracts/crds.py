@@ -89,7 +89,9 @@ class Resource:
     short_name: str
     # (name, type, JSON path), or with a priority: 1 is shown by `kubectl get -o wide` only
     columns: tuple[tuple[str, str, str] | tuple[str, str, str, int], ...]
-    scale: bool  # the scale subresource: spec.replicas, status.replicas, the pod selector
+    # The scale subresource (spec.replicas, status.replicas) and where its pod selector is;
+    # None: no scale subresource.
+    scale_selector: str | None
     file: str
 
 
@@ -117,7 +119,7 @@ RESOURCES: Final = (
             ("PCSGs-Total", "integer", ".status.updateProgress.totalPodCliqueScalingGroupsCount"),
             _AGE,
         ),
-        scale=True,
+        scale_selector=".status.hpaPodSelector",
         file=f"{GROVE_GROUP}_{PODCLIQUESET_PLURAL}.yaml",
     ),
     Resource(
@@ -136,7 +138,7 @@ RESOURCES: Final = (
             ("MinBreached", "string", _MIN_BREACHED, 1),
             _AGE,
         ),
-        scale=False,
+        scale_selector=".status.hpaPodSelector",  # an HPA or kubectl scale sets its pods
         file=f"{GROVE_GROUP}_{PODCLIQUE_PLURAL}.yaml",
     ),
     Resource(
@@ -156,7 +158,7 @@ RESOURCES: Final = (
             ("MinBreached", "string", _MIN_BREACHED, 1),
             _AGE,
         ),
-        scale=False,
+        scale_selector=".status.selector",  # an HPA or kubectl scale sets its replicas
         file=f"{GROVE_GROUP}_{PODCLIQUESCALINGGROUP_PLURAL}.yaml",
     ),
     Resource(
@@ -166,7 +168,7 @@ RESOURCES: Final = (
         plural=PODGANG_PLURAL,
         short_name="pg",
         columns=(("Phase", "string", ".status.phase"), _AGE),
-        scale=False,
+        scale_selector=None,
         file=f"{SCHEDULER_GROUP}_{PODGANG_PLURAL}.yaml",
     ),
 )
@@ -209,11 +211,11 @@ def custom_resource_definition(resource: Resource, kubernetes: KubernetesSchemas
         "subresources": {"status": {}},
         "schema": {"openAPIV3Schema": schema},
     }
-    if resource.scale:
+    if resource.scale_selector is not None:
         version["subresources"]["scale"] = {
             "specReplicasPath": ".spec.replicas",
             "statusReplicasPath": ".status.replicas",
-            "labelSelectorPath": ".status.hpaPodSelector",
+            "labelSelectorPath": resource.scale_selector,
         }
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

@@ -21,6 +21,7 @@ PODGANG_KINDS: Final = (
     Kind.SERVICE,
     Kind.PODCLIQUE,
     Kind.PODCLIQUESCALINGGROUP,
+    Kind.HPA,
 )
 
 

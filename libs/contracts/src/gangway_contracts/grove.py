@@ -26,7 +26,7 @@ SCHEDULER_VERSION: Final = "v1alpha1"
 PODGANG_API_VERSION: Final = f"{SCHEDULER_GROUP}/{SCHEDULER_VERSION}"
 PODGANG_PLURAL: Final = "podgangs"
 
-ANY_ORDER: Final = "CliqueStartupTypeAnyOrder"  # the clique startup type Gangway supports
+ANY_ORDER: Final = "CliqueStartupTypeAnyOrder"  # the default: no clique waits
 IN_ORDER: Final = "CliqueStartupTypeInOrder"
 EXPLICIT: Final = "CliqueStartupTypeExplicit"
 ROLLING_RECREATE: Final = "RollingRecreate"  # Grove's update strategies
@@ -82,8 +82,8 @@ class TopologyConstraint(Wire, frozen=True, kw_only=True):
 
 
 class AutoScalingConfig(Wire, frozen=True, kw_only=True):
-    """Horizontal autoscaling of a clique or scaling group, as Grove defines it. Gangway does
-    not run an autoscaler: its admission refuses a PodCliqueSet that sets one."""
+    """Horizontal autoscaling of a clique or scaling group, as Grove defines it: podgang makes
+    a HorizontalPodAutoscaler of it that scales the PodClique or scaling group."""
 
     max_replicas: Int32
     """The most replicas the autoscaler may set."""
@@ -108,8 +108,8 @@ class PodCliqueSpec(Wire, frozen=True, kw_only=True):
     """Pods of this clique a gang cannot run without: the scheduler places at least this
     many together or none. All of them when unset."""
     starts_after: list[str] = []
-    """Cliques whose pods must be ready before this clique's start (with cliqueStartupType
-    CliqueStartupTypeExplicit)."""
+    """Cliques whose minimum of pods must be ready, in the same gang, before this clique's
+    containers start (with cliqueStartupType CliqueStartupTypeExplicit)."""
     pod_spec: Annotated[msgspec.Raw, crd(kubernetes=POD_SPEC, required=True)] = msgspec.field(
         default_factory=lambda: EMPTY_OBJECT
     )
@@ -117,7 +117,8 @@ class PodCliqueSpec(Wire, frozen=True, kw_only=True):
     the Kubernetes version Gangway is built with. `kubectl explain pod.spec` describes its
     fields."""
     auto_scaling_config: AutoScalingConfig | None = None
-    """Autoscaling of the clique's replicas (not provided by Gangway: refused)."""
+    """Autoscaling of the clique's pods (a standalone clique's; a scaling group's members
+    scale with the group)."""
 
 
 class ResourceSharing(Wire, frozen=True, kw_only=True):
@@ -194,7 +195,7 @@ class PodCliqueScalingGroupConfig(Wire, frozen=True, kw_only=True):
     topology_constraint: TopologyConstraint | None = None
     """How each replica of the group is packed onto the topology."""
     scale_config: AutoScalingConfig | None = None
-    """Autoscaling of the group's replicas (not provided by Gangway: refused)."""
+    """Autoscaling of the group's replicas."""
     resource_sharing: list[GroupResourceSharing] = []
     """Resource claims the group's pods share (not provided by Gangway: refused)."""
 
@@ -230,9 +231,9 @@ class PodCliqueSetTemplateSpec(Wire, frozen=True, kw_only=True):
     """How long Grove's operator waits before it restarts a gang that lost pods below its
     minimum (a duration). Gangway admits it with a warning and does not wait."""
     clique_startup_type: Annotated[str, crd(enum=[ANY_ORDER, IN_ORDER, EXPLICIT])] = ANY_ORDER
-    """The order cliques start in: any order (CliqueStartupTypeAnyOrder, what Gangway
-    provides), as listed, or by startsAfter (refused by Gangway when more than one clique
-    would wait)."""
+    """The order cliques start in: any order (CliqueStartupTypeAnyOrder), as listed
+    (CliqueStartupTypeInOrder), or by startsAfter (CliqueStartupTypeExplicit); the gang is
+    placed whole either way."""
     headless_service_config: HeadlessServiceConfig | None = None
     """The headless Service of each replica, through which pods find each other by name."""
     resource_claim_templates: list[ResourceClaimTemplateConfig] = []

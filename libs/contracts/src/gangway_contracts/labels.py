@@ -34,6 +34,13 @@ PODGANG_PENDING_CREATION_GATE: Final = "grove.io/podgang-pending-creation"
 # Ours.
 MANAGED_BY_GANGWAY: Final = "gangway"
 TRACEPARENT_ANNOTATION: Final = "gangway.dev/traceparent"
+# On a PodClique or scaling group: the template's replicas it was last made from. Its
+# spec.replicas differing from them is a scale (an HPA's, kubectl scale), honoured until
+# the template's own replicas change.
+TEMPLATE_REPLICAS_ANNOTATION: Final = "gangway.dev/template-replicas"
+# On an HPA podgang made: the digest of the spec it was written with (the API server
+# defaults an HPA's spec, so the live spec is not compared).
+SPEC_DIGEST_ANNOTATION: Final = "gangway.dev/spec-digest"
 
 # PodGang conditions: Initialized is the podgang service's, BackendSynced the backend's.
 INITIALIZED: Final = "Initialized"

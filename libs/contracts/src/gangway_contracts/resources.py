@@ -23,6 +23,7 @@ from gangway_contracts.services import COMPONENT_HEADLESS_SERVICE, COMPONENT_REA
 from gangway_contracts.subjects import Kind
 
 __all__ = [
+    "AUTOSCALERS",
     "CLUSTER_TOPOLOGY_BINDINGS",
     "PODCLIQUES",
     "PODCLIQUESCALINGGROUPS",
@@ -65,6 +66,14 @@ PODCLIQUESCALINGGROUPS = MirroredResource(
     PODCLIQUESCALINGGROUP_PLURAL,
     label_selector=MANAGED_BY_GANGWAY_SELECTOR,
 )
+# Only the HorizontalPodAutoscalers podgang made (autoScalingConfig, scaleConfig).
+AUTOSCALERS = MirroredResource(
+    Kind.HPA,
+    "autoscaling",
+    ("v2",),
+    "horizontalpodautoscalers",
+    label_selector=MANAGED_BY_GANGWAY_SELECTOR,
+)
 # Grove's topology level names → node-label keys; cluster-scoped, and optional: when the CRD
 # is not installed, a PodCliqueSet's pack constraints stay unresolved (a condition says so).
 CLUSTER_TOPOLOGY_BINDINGS = MirroredResource(
@@ -100,6 +109,7 @@ def mirrored_resources(config: SchedulerConfig) -> list[MirroredResource]:
         SERVICES,
         PODCLIQUES,
         PODCLIQUESCALINGGROUPS,
+        AUTOSCALERS,
         CLUSTER_TOPOLOGY_BINDINGS,
         *backend_resources(config),
     ]

@@ -47,6 +47,7 @@ class Kind(enum.StrEnum):
     SERVICE = "service"  # the headless Services podgang makes
     PODCLIQUE = "podclique"
     PODCLIQUESCALINGGROUP = "podcliquescalinggroup"
+    HPA = "horizontalpodautoscaler"  # those podgang makes from autoScalingConfig/scaleConfig
 
 
 class BackendOperation(enum.StrEnum):

@@ -38,6 +38,7 @@ PODS = ApiResource("", "v1", "pods")
 SERVICES = ApiResource("", "v1", "services")
 PODCLIQUES = ApiResource(GROVE_GROUP, GROVE_VERSION, "podcliques")
 PODCLIQUESCALINGGROUPS = ApiResource(GROVE_GROUP, GROVE_VERSION, "podcliquescalinggroups")
+AUTOSCALERS = ApiResource("autoscaling", "v2", "horizontalpodautoscalers")
 _ATTEMPTS = 5
 # Grove requires status.phase; a PodGang nobody has placed yet is Pending.
 _PENDING = "Pending"

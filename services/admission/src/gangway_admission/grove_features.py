@@ -19,11 +19,6 @@ _GROUPS: Final = ("spec", "template", "podCliqueScalingGroups")
 MNNVL_GROUP: Final = "grove.io/mnnvl-group"  # Grove's auto-MNNVL opt-in/out annotation
 MNNVL_NONE: Final = "none"
 
-_SCALE: Final = (
-    "Gangway creates no HorizontalPodAutoscaler for a clique or scaling group; scale the "
-    "PodCliqueSet through its scale subresource (an HPA may target it) or leave this "
-    "PodCliqueSet to Grove's operator"
-)
 _SHARING: Final = (
     "Gangway does not create shared ResourceClaims (Grove's resource sharing); give the "
     "podSpec its own resourceClaims or leave this PodCliqueSet to Grove's operator"
@@ -43,16 +38,10 @@ def missing_features(pcs: PodCliqueSet) -> Iterator[FieldError]:
         yield FieldError(field="spec.template.resourceSharing", reason=_SHARING)
     yield from _mnnvl("metadata.annotations", pcs.metadata.annotations)
     for i, clique in enumerate(template.cliques):
-        if clique.spec.auto_scaling_config is not None:
-            yield FieldError(
-                field=field_path(*_CLIQUES, i, "spec", "autoScalingConfig"), reason=_SCALE
-            )
         if clique.resource_sharing:
             yield FieldError(field=field_path(*_CLIQUES, i, "resourceSharing"), reason=_SHARING)
         yield from _mnnvl(field_path(*_CLIQUES, i, "annotations"), clique.annotations)
     for i, group in enumerate(template.pod_clique_scaling_groups):
-        if group.scale_config is not None:
-            yield FieldError(field=field_path(*_GROUPS, i, "scaleConfig"), reason=_SCALE)
         if group.resource_sharing:
             yield FieldError(field=field_path(*_GROUPS, i, "resourceSharing"), reason=_SHARING)
         yield from _mnnvl(field_path(*_GROUPS, i, "annotations"), group.annotations)

@@ -1,8 +1,9 @@
-"""A PodCliqueSet's PodCliques and scaling groups, written once a reconcile's gang writes
-are done: made, set back to the template, their status replaced where it moved, the stale
-deleted (``cliques.py`` decides; here it is written). Never in a gang's way: no gang waits
-for them. What this process wrote and the read model does not show yet is not written again
-(a create again was a 409, a status again a write for nothing)."""
+"""A PodCliqueSet's PodCliques and scaling groups (and the HPAs that scale them), written
+once a reconcile's gang writes are done: made, set back to the template, their status
+replaced where it moved, the stale deleted (``cliques.py`` and ``autoscalers.py`` decide;
+here it is written). Never in a gang's way: no gang waits for them. What this process wrote
+and the read model does not show yet is not written again (a create again was a 409, a
+status again a write for nothing)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import msgspec
 
 from gangway_contracts.subjects import Kind
+from gangway_podgang.autoscalers import autoscalers_to_write
 from gangway_podgang.cliques import cliques_to_write, statuses_to_write
 from gangway_podgang.step import Step
 from gangway_podgang.writes import Actuator
@@ -46,7 +48,15 @@ class CliqueWriter:
                 (Kind.PODCLIQUESCALINGGROUP, n): g.metadata.resource_version
                 for n, g in workload.scaling_groups.items()
             },
+            **{(Kind.HPA, n): a.metadata.resource_version for n, a in workload.autoscalers.items()},
         }
+        # What the mirror shows now is forgotten now, whether or not a write is decided for
+        # it: an object deleted later is made again (a create remembered past its mirror
+        # would read as "written, not shown yet" once the object is gone).
+        if len(self._written):
+            for (kind, name), shown in versions.items():
+                for part in (OBJECT, STATUS):
+                    self._written.unshown((kind, ns, name, part), shown)
 
         def fresh(kind: str, name: str, part: str) -> bool:
             shown = versions.get((kind, name), "")
@@ -56,6 +66,8 @@ class CliqueWriter:
         writes, deletes = cliques_to_write(
             pcs, plan, cliques=workload.podcliques, groups=workload.scaling_groups
         )
+        hpa_writes, hpa_deletes = autoscalers_to_write(pcs, workload.autoscalers)
+        writes, deletes = (*writes, *hpa_writes), (*deletes, *hpa_deletes)
         statuses = statuses_to_write(
             pcs,
             plan,

@@ -45,7 +45,7 @@ from gangway_contracts.cliques import (
     PodCliqueStatus,
 )
 from gangway_contracts.codec import to_object
-from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.grove import PodCliqueScalingGroupConfig, PodCliqueSet
 from gangway_contracts.k8s import Condition, ObjectMeta, Wire
 from gangway_contracts.subjects import Kind
 from gangway_podgang.compact import PodRecord
@@ -240,15 +240,21 @@ def podclique_manifest(
             "name": group.name,
             "namespace": pcs.metadata.namespace,
             "labels": own,
+            "annotations": _made_from(template.replicas),
             "ownerReferences": [owner],
         },
         "spec": {
             "roleName": template.role_name,
-            "replicas": template.replicas,
+            "replicas": len(group.pods),  # the template's, or what its /scale set
             "minAvailable": group.min_replicas,
             "podSpec": msgspec.json.decode(template.pod_spec),
         },
     }
+
+
+def _made_from(template_replicas: int) -> dict[str, str]:
+    """The annotation that tells a scale from the template (``scaling.py``)."""
+    return {labels.TEMPLATE_REPLICAS_ANNOTATION: str(template_replicas)}
 
 
 def scaling_group_manifest(
@@ -262,6 +268,7 @@ def scaling_group_manifest(
             "name": name,
             "namespace": meta.namespace,
             "labels": replica_labels(pcs, replica, COMPONENT_SCALING_GROUP),
+            "annotations": _made_from(_group_config(pcs, name).replicas),
             "ownerReferences": [podcliqueset_owner(pcs)],
         },
         "spec": to_object(spec),
@@ -276,7 +283,7 @@ def planned_objects(pcs: PodCliqueSet, plan: Plan, gang: str) -> list[dict[str, 
     if planned.is_base:
         for config in pcs.spec.template.pod_clique_scaling_groups:
             name = f"{gang}-{config.name}"
-            spec = _group_spec(pcs, name)
+            spec = _group_spec(pcs, name, plan)
             found.append(scaling_group_manifest(pcs, planned.pcs_replica, name, spec))
     for group in planned.podgroups:
         if group.scaling_group is None:
@@ -297,7 +304,7 @@ def cliques_to_write(
 ) -> tuple[tuple[CliqueWrite, ...], tuple[CliqueDelete, ...]]:
     """(PodCliques and scaling groups to create or set back to the template; those no
     longer planned). Their status is not here: see :func:`statuses_to_write`."""
-    rules = _Rules(pcs, cliques, groups)
+    rules = _Rules(pcs, plan, cliques, groups)
     wanted: set[str] = set()
     for gang in plan.gangs:
         for group in gang.podgroups:
@@ -335,7 +342,7 @@ def statuses_to_write(
     """The status of every PodClique and scaling group the model holds for this
     PodCliqueSet whose counts or conditions moved: written once a reconcile has done its
     writes, never in a gang's way."""
-    rules = _Rules(pcs, cliques, groups)
+    rules = _Rules(pcs, plan, cliques, groups)
     ns = pcs.metadata.namespace
     found: list[StatusWrite] = []
     members: dict[str, dict[int, list[tuple[PlannedPodGroup, PodCliqueStatus]]]] = {}
@@ -352,7 +359,7 @@ def statuses_to_write(
         live_group = groups.get(name)
         if live_group is None or not controlled_by(live_group.metadata, pcs.metadata.uid):
             continue
-        spec = _group_spec(pcs, name)
+        spec = _group_spec(pcs, name, plan)
         desired = group_status(pcs, name, spec, by_replica, live=live_group, now=now)
         if desired != live_group.status:
             found.append(StatusWrite(Kind.PODCLIQUESCALINGGROUP, name, ns, to_object(desired)))
@@ -365,13 +372,18 @@ def _base_of(pcs: PodCliqueSet, group_name: str) -> str:
     return f"{pcs.metadata.name}-{replica}"
 
 
-def _group_spec(pcs: PodCliqueSet, name: str) -> PodCliqueScalingGroupSpec:
+def _group_config(pcs: PodCliqueSet, name: str) -> PodCliqueScalingGroupConfig:
     base = _base_of(pcs, name)
-    config = next(
+    return next(
         g for g in pcs.spec.template.pod_clique_scaling_groups if name == f"{base}-{g.name}"
     )
+
+
+def _group_spec(pcs: PodCliqueSet, name: str, plan: Plan) -> PodCliqueScalingGroupSpec:
+    """A scaling group's spec as planned: its replicas the template's, or its /scale's."""
+    config = _group_config(pcs, name)
     return PodCliqueScalingGroupSpec(
-        replicas=config.replicas,
+        replicas=plan.scales.get(name, config.replicas),
         min_available=config.min_available,
         clique_names=list(config.clique_names),
     )
@@ -380,6 +392,7 @@ def _group_spec(pcs: PodCliqueSet, name: str) -> PodCliqueScalingGroupSpec:
 @dataclass
 class _Rules:
     pcs: PodCliqueSet
+    plan: Plan
     cliques: Mapping[str, PodCliqueView]
     groups: Mapping[str, ScalingGroupView]
     writes: list[CliqueWrite] = field(default_factory=list)
@@ -409,14 +422,19 @@ class _Rules:
             manifest = podclique_manifest(pcs, gang, replica, group, owner)
             self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, create=manifest))
             return
+        made_from = _made_from(group.clique.spec.replicas)
         if (
             live.metadata.labels.get(labels.POD_TEMPLATE_HASH) != group.template_hash
-            or live.spec.replicas != group.clique.spec.replicas
+            or live.spec.replicas != len(group.pods)
             or live.spec.min_available != group.min_replicas
+            or not made_from.items() <= live.metadata.annotations.items()
         ):
             desired = podclique_manifest(pcs, gang, replica, group, {})
             changed = {
-                "metadata": {"labels": {labels.POD_TEMPLATE_HASH: group.template_hash}},
+                "metadata": {
+                    "labels": {labels.POD_TEMPLATE_HASH: group.template_hash},
+                    "annotations": made_from,
+                },
                 "spec": desired["spec"],
             }
             self.writes.append(CliqueWrite(Kind.PODCLIQUE, group.name, ns, spec=changed))
@@ -435,15 +453,19 @@ class _Rules:
         pcs = self.pcs
         meta = pcs.metadata
         base = _base_of(pcs, name)
-        spec = _group_spec(pcs, name)
+        spec = _group_spec(pcs, name, self.plan)
+        made_from = _made_from(_group_config(pcs, name).replicas)
         live = self.groups.get(name)
         kind, ns = Kind.PODCLIQUESCALINGGROUP, meta.namespace
         if live is None:
             replica = int(base.rsplit("-", 1)[1])
             manifest = scaling_group_manifest(pcs, replica, name, spec)
             self.writes.append(CliqueWrite(kind, name, ns, create=manifest))
-        elif controlled_by(live.metadata, meta.uid) and live.spec != spec:
-            self.writes.append(CliqueWrite(kind, name, ns, spec={"spec": to_object(spec)}))
+        elif controlled_by(live.metadata, meta.uid) and (
+            live.spec != spec or not made_from.items() <= live.metadata.annotations.items()
+        ):
+            changed = {"metadata": {"annotations": made_from}, "spec": to_object(spec)}
+            self.writes.append(CliqueWrite(kind, name, ns, spec=changed))
 
     def stale(self, wanted: Collection[str]) -> None:
         """Those of replicas, or scaling-group replicas, no longer planned."""

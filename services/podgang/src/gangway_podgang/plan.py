@@ -8,7 +8,9 @@ Per PodCliqueSet replica ``r`` (Grove's names, GREP-375's gang layout):
   extra capacity, scheduled only after the base gang;
 - podgroup = one clique instance, named by its full name: ``<pcs>-<r>-<clique>`` standalone,
   ``<pcs>-<r>-<group>-<g>-<clique>`` in scaling-group replica ``g``; minReplicas is the
-  clique's minAvailable (default: replicas); pods ``<podgroup>-<index>``.
+  clique's minAvailable (default: replicas); pods ``<podgroup>-<index>``;
+- how many pods a clique instance has, and how many replicas a scaling group: the
+  template's, or what its PodClique's or scaling group's ``/scale`` set (``scaling.py``).
 
 Topology pack levels (``rack``) become node-label keys through the ClusterTopologyBinding
 the PodCliqueSet names; a constraint that cannot be resolved is left out and reported.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -107,6 +110,7 @@ class UnresolvedTopology:
 class Plan:
     gangs: tuple[PlannedGang, ...]
     unresolved_topology: tuple[UnresolvedTopology, ...] = ()
+    scales: Mapping[str, int] = field(default_factory=dict)  # the /scale honoured
 
 
 class _Topology:
@@ -161,15 +165,17 @@ def _clique_instance(
     group_replica: int | None = None,
     group_pods: int = 0,
     waits: Waits = (),
+    replicas: int | None = None,
 ) -> PlannedPodGroup:
     spec = clique.spec
+    count = spec.replicas if replicas is None else replicas
     min_replicas = spec.replicas if spec.min_available is None else spec.min_available
     return PlannedPodGroup(
         name=sys.intern(fqn),  # the PodGang's podgroup holds the same
         clique=clique,
         min_replicas=min_replicas,
         # Interned: the read model's pods and PodGangs then hold these same strings.
-        pods=tuple(sys.intern(f"{fqn}-{i}") for i in range(spec.replicas)),
+        pods=tuple(sys.intern(f"{fqn}-{i}") for i in range(count)),
         topology=topology,
         scaling_group=group,
         scaling_group_replica=group_replica,
@@ -179,8 +185,15 @@ def _clique_instance(
     )
 
 
-def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = None) -> Plan:
+def plan_podgangs(
+    pcs: PodCliqueSet,
+    binding: ClusterTopologyBinding | None = None,
+    scales: Mapping[str, int] | None = None,
+) -> Plan:
+    """``scales``: replicas set through the PodCliques' and scaling groups' ``/scale``, by
+    full name, instead of the template's (``scaling.py``)."""
     template = pcs.spec.template
+    scaled_to = scales or {}
     cliques = {c.name: (i, c) for i, c in enumerate(template.cliques)}
     grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
     digests = {c.name: template_hash(c) for c in template.cliques}
@@ -215,7 +228,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
         scaled = (group_fqn, g, group) if g >= group.min_available else None
         members = [
             _clique_instance(
-                f"{group_fqn}-{g}-{name}",
+                fqn := f"{group_fqn}-{g}-{name}",
                 cliques[name][1],
                 clique_topology[name],
                 digests[name],
@@ -223,6 +236,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
                 group_replica=g,
                 group_pods=group_pods[group.name],
                 waits=waits_on(prefix, parents[name], minimum, group_of, scaled),
+                replicas=scaled_to.get(fqn),
             )
             for name in group.clique_names
             if name in cliques  # a dangling name is admission's error to report
@@ -245,6 +259,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
                 clique_topology[c.name],
                 digests[c.name],
                 waits=waits_on(prefix, parents[c.name], minimum, group_of),
+                replicas=scaled_to.get(f"{prefix}-{c.name}"),
             )
             for c in template.cliques
             if c.name not in grouped
@@ -253,7 +268,7 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
         scaled: list[PlannedGang] = []
         for group in template.pod_clique_scaling_groups:
             group_fqn = f"{prefix}-{group.name}"
-            for g in range(group.replicas):
+            for g in range(scaled_to.get(group_fqn, group.replicas)):
                 members, configs = group_replica(group, prefix, g)
                 if g < group.min_available:
                     base_groups.extend(members)
@@ -281,4 +296,8 @@ def plan_podgangs(pcs: PodCliqueSet, binding: ClusterTopologyBinding | None = No
             )
         )
         gangs.extend(scaled)
-    return Plan(gangs=tuple(gangs), unresolved_topology=tuple(topology.unresolved.values()))
+    return Plan(
+        gangs=tuple(gangs),
+        unresolved_topology=tuple(topology.unresolved.values()),
+        scales=dict(scaled_to),
+    )

@@ -33,6 +33,7 @@ from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.services import Service
 from gangway_contracts.subjects import Kind, Subjects
+from gangway_podgang.autoscalers import AutoscalerView
 from gangway_podgang.cliques import PodCliqueView, ScalingGroupView
 from gangway_podgang.compact import PodRecord, compact_pod, compact_podgang
 from gangway_runtime.consumer import fetch_ready
@@ -51,6 +52,7 @@ Object = (
     | Service
     | PodCliqueView
     | ScalingGroupView
+    | AutoscalerView
     | ClusterTopologyBinding
 )
 VIEWS: dict[str, type[Object]] = {
@@ -60,6 +62,7 @@ VIEWS: dict[str, type[Object]] = {
     Kind.SERVICE: Service,
     Kind.PODCLIQUE: PodCliqueView,
     Kind.PODCLIQUESCALINGGROUP: ScalingGroupView,
+    Kind.HPA: AutoscalerView,
     Kind.CLUSTERTOPOLOGYBINDING: ClusterTopologyBinding,
 }
 _BATCH = 1000
@@ -80,6 +83,7 @@ class Workload:
     services: dict[str, Service] = field(default_factory=dict)
     podcliques: dict[str, PodCliqueView] = field(default_factory=dict)
     scaling_groups: dict[str, ScalingGroupView] = field(default_factory=dict)
+    autoscalers: dict[str, AutoscalerView] = field(default_factory=dict)
     # The gangs whose PodGang, pods or Service changed since the reconciler last took them.
     touched: set[str] = field(default_factory=set)
     # Its key in the model: every object filed under it refers to this one tuple.
@@ -93,6 +97,7 @@ class Workload:
             dict(self.services),
             dict(self.podcliques),
             dict(self.scaling_groups),
+            dict(self.autoscalers),
             key=self.key,
         )
 
@@ -251,6 +256,8 @@ class ReadModel:
             workload.podcliques[name] = obj
         elif isinstance(obj, ScalingGroupView):
             workload.scaling_groups[name] = obj
+        elif isinstance(obj, AutoscalerView):
+            workload.autoscalers[name] = obj
         else:
             pod = workload.pods[name] = compact_pod(obj)
             workload.touched.add(pod.gang)
@@ -272,6 +279,8 @@ class ReadModel:
             workload.podcliques.pop(name, None)
         elif kind == Kind.PODCLIQUESCALINGGROUP:
             workload.scaling_groups.pop(name, None)
+        elif kind == Kind.HPA:
+            workload.autoscalers.pop(name, None)
         elif (pod := workload.pods.pop(name, None)) is not None:
             workload.touched.add(pod.gang)
         if not (
@@ -281,6 +290,7 @@ class ReadModel:
             or workload.services
             or workload.podcliques
             or workload.scaling_groups
+            or workload.autoscalers
         ):
             del self._workloads[key]
 

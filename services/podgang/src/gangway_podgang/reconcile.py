@@ -36,6 +36,7 @@ from gangway_podgang.plan import plan_podgangs
 from gangway_podgang.podcliqueset_status import REFUSED, StatusWriter
 from gangway_podgang.readmodel import ReadModel, WorkloadKey
 from gangway_podgang.report import Reporter
+from gangway_podgang.scaling import scales_of
 from gangway_podgang.step import Phantom, Step
 from gangway_podgang.stream import GangStream
 from gangway_podgang.writes import Actuator
@@ -164,10 +165,11 @@ class Reconciler:
             why = "; ".join(map(str, too_large))
             return Step(pcs=pcs, workload=workload, backend=backend, too_large=why)
         binding = self.model.binding(pcs.topology_name)
-        if before is not None and before.same_spec(pcs, binding):
+        scales = scales_of(pcs, workload.podcliques, workload.scaling_groups, self.limits)
+        if before is not None and before.same_spec(pcs, binding, scales):
             plan = before.plan
         else:
-            plan, focus = plan_podgangs(pcs, binding), None
+            plan, focus = plan_podgangs(pcs, binding, scales), None
         decision = decide(
             plan.gangs,
             pcs.metadata.namespace,

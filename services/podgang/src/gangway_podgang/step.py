@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
@@ -25,12 +26,18 @@ class Step:
     by_grove: bool = False  # Grove's operator drives it: nothing decided, left alone
     binding: ClusterTopologyBinding | None = None  # the topology the plan was made with
 
-    def same_spec(self, pcs: PodCliqueSet, binding: ClusterTopologyBinding | None) -> bool:
+    def same_spec(
+        self,
+        pcs: PodCliqueSet,
+        binding: ClusterTopologyBinding | None,
+        scales: Mapping[str, int],
+    ) -> bool:
         """The plan this step holds is still this PodCliqueSet's: same object, same spec
-        generation, same topology binding."""
+        generation, same topology binding, same scales."""
         was = self.pcs.metadata
         now = pcs.metadata
-        return (was.uid, was.generation) == (now.uid, now.generation) and self.binding is binding
+        same = (was.uid, was.generation) == (now.uid, now.generation)
+        return same and self.binding is binding and self.plan.scales == scales
 
 
 class Refused(Exception):

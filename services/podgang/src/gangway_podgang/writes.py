@@ -40,6 +40,7 @@ from gangway_runtime.backends import BackendClient
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.objects import Recent, newer_or_same
 from gangway_runtime.status import (
+    AUTOSCALERS,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODGANGS,
@@ -70,6 +71,7 @@ _RESOURCES: Final[dict[str, ApiResource]] = {
     Kind.SERVICE: SERVICES,
     Kind.PODCLIQUE: PODCLIQUES,
     Kind.PODCLIQUESCALINGGROUP: PODCLIQUESCALINGGROUPS,
+    Kind.HPA: AUTOSCALERS,
 }
 
 
