@@ -5,16 +5,22 @@ replica available. Read back through the columns of the CRDs `kubectl get` print
 
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
+import sys
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+import msgspec
 from kubernetes_asyncio.client.api_client import ApiClient
 
+from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
-from tests.e2e.conftest import Nodes
+from tests.e2e.conftest import Nodes, Up
 from tests.integration.watcher.conftest import labelled
-from tests.support.kube import server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import fixture
 from tests.support.podgang import condition, objects
 from tests.support.store import eventually
@@ -27,6 +33,7 @@ PODCLIQUES = "/apis/grove.io/v1alpha1/namespaces/{ns}/podcliques"
 SCALING_GROUPS = "/apis/grove.io/v1alpha1/namespaces/{ns}/podcliquescalinggroups"
 PODGANGS = "/apis/scheduler.grove.io/v1alpha1/namespaces/{ns}/podgangs"
 HPAS = "/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers"
+PODS = "/api/v1/namespaces/{ns}/pods"
 RUNNING_WITHIN = 120.0
 
 
@@ -158,3 +165,95 @@ async def test_an_hpa_scales_a_scaling_group_and_its_gangs_follow_each_whole(
     gangs = await objects(api, namespace, PODGANGS)
     (workers,) = [g for g in gangs["auto-0"]["spec"]["podgroups"] if g["name"].endswith("worker")]
     assert (len(workers["podReferences"]), workers["minReplicas"]) == (4, 3)
+
+
+def readiness_taken(pod: dict[str, Any]) -> dict[str, Any]:
+    """What the kubelet writes when a started container fails its readiness probe: the
+    container not ready, the pod not Ready (kwok leaves a Running pod's status alone)."""
+    status = pod["status"]
+    containers = [{**c, "ready": False, "started": True} for c in status["containerStatuses"]]
+    conditions = [
+        {**c, "status": "False"} if c["type"] in ("Ready", "ContainersReady") else c
+        for c in status["conditions"]
+    ]
+    return {"status": {"containerStatuses": containers, "conditions": conditions}}
+
+
+def pods_of(found: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
+    """Each gang's pods (their uids), of those not being deleted and running."""
+    gangs: dict[str, set[str]] = {}
+    for pod in found.values():
+        meta = pod["metadata"]
+        if not meta.get("deletionTimestamp") and pod.get("status", {}).get("phase") == "Running":
+            gangs.setdefault(meta["labels"][labels.PODGANG], set()).add(meta["uid"])
+    return gangs
+
+
+async def test_a_gang_below_its_minimum_for_termination_delay_is_recycled_whole(
+    api: ApiClient, namespace: str, nodes: Nodes, e2e_cluster: ControlPlane, up: Up
+) -> None:
+    """Grove's gang termination on kube-scheduler and kwok: a worker of the scaled gang
+    loses its readiness (the kubelet's words, written here) and, 3 s on, that gang alone is
+    deleted and made again, placed afresh; a worker of the base gang then takes the whole
+    replica along. Each step is in the journal (``gangway trace``) and a Warning Event."""
+    await nodes.add(2, gpus=0)
+    pcs = nodes.pin(labelled(fixture(SAMPLE), namespace, "fragile"))
+    pcs["spec"]["template"]["terminationDelay"] = "3s"
+    await server_side_apply(api, pcs, namespace)
+    group = "fragile-0-model-instance"
+    gangs = ["fragile-0", f"{group}-0"]
+    await eventually(
+        partial(objects, api, namespace, PODGANGS), gangs_running(gangs), RUNNING_WITHIN
+    )
+    await eventually(partial(objects, api, namespace, PODCLIQUES), all_running, RUNNING_WITHIN)
+    before = pods_of(await objects(api, namespace, PODS))
+
+    async def replaced(which: list[str], than: dict[str, set[str]]) -> dict[str, set[str]]:
+        """Every gang running whole again: those named with none of their pods left from
+        ``than``, the others with theirs all kept."""
+
+        def done(found: dict[str, dict[str, Any]]) -> bool:
+            now = pods_of(found)
+            return all(len(now.get(g, ())) == 4 for g in gangs) and all(
+                not now[g] & than[g] if g in which else now[g] == than[g] for g in gangs
+            )
+
+        await eventually(partial(objects, api, namespace, PODS), done, RUNNING_WITHIN)
+        await eventually(
+            partial(objects, api, namespace, PODGANGS), gangs_running(gangs), RUNNING_WITHIN
+        )
+        return pods_of(await objects(api, namespace, PODS))
+
+    async def break_readiness(pod_name: str) -> None:
+        path = f"/api/v1/namespaces/{namespace}/pods/{pod_name}"
+        pod = msgspec.json.decode(await kube_of(api).request("GET", path))
+        await kube_of(api).request(
+            "PATCH",
+            f"{path}/status",
+            body=readiness_taken(pod),
+            content_type="application/strategic-merge-patch+json",
+        )
+
+    # The scaled gang (group replica 1): recycled alone, the base gang untouched.
+    await break_readiness(f"{group}-1-worker-0")
+    after = await replaced([f"{group}-0"], before)
+
+    # The base gang (group replica 0): the whole replica, both gangs.
+    await break_readiness(f"{group}-0-worker-0")
+    await replaced(gangs, after)
+
+    traced = await asyncio.to_thread(
+        subprocess.run,
+        [str(Path(sys.executable).parent / "gangway"), "trace", f"{namespace}/fragile"],
+        env={**os.environ, **up.env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    trace = traced.stdout
+    assert trace.count("GangTerminated") == 3, trace  # 1 scaled gang, then 2 of the replica
+    assert f"{group}-1-worker" in trace
+    said = await objects(api, namespace, "/apis/events.k8s.io/v1/namespaces/{ns}/events")
+    warned = [e for e in said.values() if e.get("reason") == "GangTerminated"]
+    assert warned
+    assert all(e["type"] == "Warning" for e in warned)

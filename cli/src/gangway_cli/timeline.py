@@ -41,6 +41,8 @@ def detail(event: AnyJournalEvent) -> str:
             text = ", ".join(event.resources)
         case ev.PodGangPhaseChanged():
             text = f"{event.phase}: {event.bound} pods bound, {event.running} running"
+        case ev.GangTerminated():
+            text = f"below minAvailable for {event.delay}: {', '.join(event.cliques)}"
         case ev.BackendSyncFailed():
             text = f"{event.reason}: {event.message}"
         case ev.AdmissionRejected():

@@ -260,12 +260,15 @@ CREATE_CASES = [
         "env[0].name",
     ),
     # Timing.
-    Case(
+    same(
         "a terminationDelay of zero",
         on_template("terminationDelay", "0s"),
-        grove="spec.template.terminationDelay",
-        gangway=ADMITTED,
-        why="Gangway does not use terminationDelay: it admits any with a warning saying so",
+        "spec.template.terminationDelay",
+    ),
+    same(
+        "a terminationDelay that is not a duration",
+        on_template("terminationDelay", "four hours"),
+        "spec.template.terminationDelay",
     ),
     same(
         "startsAfter with any-order startup (ignored by both)",

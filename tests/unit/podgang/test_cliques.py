@@ -44,6 +44,7 @@ def pod(
     node_name: str | None = None,
     phase: str | None = None,
     ready: bool = False,
+    unavailable: bool = False,
 ) -> PodRecord:
     return PodRecord(
         name=name,
@@ -59,6 +60,7 @@ def pod(
         phase=phase,
         verdict=None,
         ready=ready,
+        unavailable=unavailable,
     )
 
 
@@ -92,7 +94,9 @@ def test_counts_follow_the_pods_and_the_minimum_breach_grove_s_reasons() -> None
     assert condition(status, "PodCliqueScheduled") == ("True", "SufficientScheduledPods")
 
     # One pod failed where it runs: fewer ready or starting than the minimum (3).
-    failed = running | {names[0]: pod(names[0], node_name="node-a", phase="Failed")}
+    failed = running | {
+        names[0]: pod(names[0], node_name="node-a", phase="Failed", unavailable=True)
+    }
     status = clique_status(found, group, failed, None, NOW)
     assert condition(status, "MinAvailableBreached") == ("True", "InsufficientReadyPods")
 

@@ -37,6 +37,15 @@ class PodGangDeleted(JournalEvent, frozen=True, kw_only=True):
     podgang: str
 
 
+class GangTerminated(JournalEvent, frozen=True, kw_only=True):
+    """A gang recycled whole: these cliques stayed below their minimum for ``delay`` (the
+    PodCliqueSet's terminationDelay) after it ran."""
+
+    podgang: str
+    cliques: list[str]
+    delay: str
+
+
 class PodsCreated(JournalEvent, frozen=True, kw_only=True):
     podgang: str
     pods: list[str]
@@ -84,6 +93,7 @@ AnyJournalEvent = (
     | PodGangPlanned
     | PodGangCreated
     | PodGangDeleted
+    | GangTerminated
     | PodsCreated
     | PodGangInitialized
     | BackendSynced

@@ -228,8 +228,8 @@ class PodCliqueSetTemplateSpec(Wire, frozen=True, kw_only=True):
     topology_constraint: TopologyConstraint | None = None
     """How each replica is packed onto the topology."""
     termination_delay: str | None = None
-    """How long Grove's operator waits before it restarts a gang that lost pods below its
-    minimum (a duration). Gangway admits it with a warning and does not wait."""
+    """How long a gang may stay below a clique's minAvailable (scheduled, ready or starting)
+    after it ran, before it is recycled whole (a duration; 4h when unset, as Grove)."""
     clique_startup_type: Annotated[str, crd(enum=[ANY_ORDER, IN_ORDER, EXPLICIT])] = ANY_ORDER
     """The order cliques start in: any order (CliqueStartupTypeAnyOrder), as listed
     (CliqueStartupTypeInOrder), or by startsAfter (CliqueStartupTypeExplicit); the gang is

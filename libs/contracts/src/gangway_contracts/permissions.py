@@ -47,6 +47,7 @@ JOURNAL_WRITERS: Final[dict[str, tuple[type[JournalEvent], ...]]] = {
         events.PodGangPlanned,
         events.PodGangCreated,
         events.PodGangDeleted,
+        events.GangTerminated,
         events.PodsCreated,
         events.PodGangInitialized,
         events.GatesLifted,

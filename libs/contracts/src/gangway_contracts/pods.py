@@ -31,9 +31,34 @@ class PodCondition(Wire, frozen=True, kw_only=True):
     last_transition_time: str | None = None
 
 
+class Terminated(Wire, frozen=True, kw_only=True):
+    exit_code: int = 0
+
+
+class ContainerState(Wire, frozen=True, kw_only=True):
+    terminated: Terminated | None = None
+
+
+class ContainerStatus(Wire, frozen=True, kw_only=True):
+    """What the kubelet says of one container: whether it started (its startup probe
+    passed), is ready, and how it last ended."""
+
+    ready: bool = False
+    started: bool | None = None
+    state: ContainerState = ContainerState()
+    last_state: ContainerState = ContainerState()
+
+    @property
+    def exited_in_error(self) -> bool:
+        ended = (self.state.terminated, self.last_state.terminated)
+        return any(t is not None and t.exit_code != 0 for t in ended)
+
+
 class PodStatusView(Wire, frozen=True, kw_only=True):
     phase: str | None = None
     conditions: list[PodCondition] = []
+    container_statuses: list[ContainerStatus] = []
+    init_container_statuses: list[ContainerStatus] = []
 
 
 class Pod(Wire, frozen=True, kw_only=True):
@@ -65,3 +90,18 @@ class Pod(Wire, frozen=True, kw_only=True):
     def is_scheduled(self) -> bool:
         """Bound to a node: what "scheduled" means for a gang's minReplicas."""
         return bool(self.spec.node_name)
+
+    @property
+    def is_unavailable(self) -> bool:
+        """Placed and had its chance, yet not ready, as Grove counts a clique's availability:
+        failed, a container (or init container) that exited in error, or one that started
+        and is not ready. A pod still starting is not counted here."""
+        if not self.is_scheduled or self.is_ready:
+            return False
+        status = self.status
+        containers = status.container_statuses
+        return (
+            status.phase == "Failed"
+            or any(c.exited_in_error for c in status.init_container_statuses)
+            or any(c.exited_in_error or (c.started and not c.ready) for c in containers)
+        )

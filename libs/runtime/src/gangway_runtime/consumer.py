@@ -132,9 +132,11 @@ class Handler(Protocol[K]):
         """The key a message is about; None to drop it (acked). Raises one of
         ``codec.MALFORMED`` for a message that does not decode: it is dead-lettered."""
 
-    async def handle(self, key: K, msgs: Sequence[Msg]) -> None:
+    async def handle(self, key: K, msgs: Sequence[Msg]) -> float | None:
         """Converge ``key``; ``msgs``: the messages since the last success (none on a
-        resync). Return once converged or waiting on someone else; raise to retry."""
+        resync). Return once converged or waiting on someone else; raise to retry. A number
+        returned: look at ``key`` again that many seconds on, message or not (something
+        falls due then: a delay running out)."""
 
     def keys(self) -> AsyncIterator[K]:
         """Every key that may need work whether or not a message says so (resync)."""
@@ -251,6 +253,8 @@ class Consumer(Generic[K]):
         self.settings = settings
         self.queue: KeyQueue[K, Msg] = KeyQueue()
         self._attempts: dict[K, int] = {}
+        # One "look again" timer per key, the latest handling's (bounded by the keys).
+        self._timers: dict[K, asyncio.TimerHandle] = {}
         self._idle = 0
         self._worker_freed = asyncio.Event()
         self._sub: JetStreamContext.PullSubscription | None = None
@@ -378,12 +382,13 @@ class Consumer(Generic[K]):
                 HANDLED.labels(self.durable, "deferred").inc()
                 return
             try:
-                await self.handler.handle(key, msgs)
+                again = await self.handler.handle(key, msgs)
             finally:
                 await self.leases.give_back(key)
         except Exception as exc:
             await self._failed(key, msgs, exc)
             return
+        self._look_again(key, again)
         self._attempts.pop(key, None)
         HANDLED.labels(self.durable, "ok").inc()
         self.queue.done(key)
@@ -411,6 +416,19 @@ class Consumer(Generic[K]):
         self.queue.done(key)
         for msg in msgs:
             await self._dead_letter(msg, f"{type(exc).__name__}: {exc}")
+
+    def _look_again(self, key: K, after: float | None) -> None:
+        """The latest handling's word replaces the one before: a timer, or none. Lost with
+        the process; the resync looks at every key anyway."""
+        if (before := self._timers.pop(key, None)) is not None:
+            before.cancel()
+        if after is not None:
+            loop = asyncio.get_running_loop()
+            self._timers[key] = loop.call_later(max(after, 0.1), self._timer_fired, key)
+
+    def _timer_fired(self, key: K) -> None:
+        self._timers.pop(key, None)
+        self.queue.wake(key)
 
     async def _later(self, key: K, delay: float) -> None:
         """Park ``key`` with its messages, to be taken up again after ``delay``."""

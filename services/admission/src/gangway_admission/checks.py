@@ -14,7 +14,8 @@ from typing import Final
 
 import msgspec
 
-from gangway_admission.grove_features import missing_features, unkept_features
+from gangway_admission.grove_features import missing_features
+from gangway_contracts import durations
 from gangway_contracts.config import canonical_name, scheduler_name_of
 from gangway_contracts.errors import FieldError, field_path, not_dns_labels
 from gangway_contracts.grove import (
@@ -56,6 +57,7 @@ def check_podcliqueset(
         *_cliques(pcs),
         *_scaling_groups(pcs),
         *_counts(pcs),
+        *_termination_delay(pcs),
         *over_limits(pcs, limits or Limits()),
         *_template_metadata(pcs),
         *_clique_specs(pcs),
@@ -63,7 +65,6 @@ def check_podcliqueset(
         *_topology_names(pcs),
         *missing_features(pcs),
     ]
-    findings.warnings += unkept_features(pcs)
     _topology(pcs, levels, findings)
     return findings
 
@@ -136,6 +137,22 @@ def _shown(scheduler: str | None) -> str:
 
 def _scheduler(pod_spec: msgspec.Raw) -> str:
     return canonical_name(scheduler_name_of(pod_spec) or "")
+
+
+def _termination_delay(pcs: PodCliqueSet) -> Iterator[FieldError]:
+    """A gang is recycled once below its minimum this long: a duration above zero (as
+    Grove's webhook holds it; zero would recycle every gang at its first lost pod)."""
+    text = pcs.spec.template.termination_delay
+    if text is None:
+        return
+    where = "spec.template.terminationDelay"
+    try:
+        found = durations.seconds(text)
+    except ValueError as exc:
+        yield FieldError(field=where, reason=str(exc))
+        return
+    if found <= 0:
+        yield FieldError(field=where, reason=f'must be greater than 0 (such as "4h"), is "{text}"')
 
 
 def _at_least(where: str, value: int, minimum: int) -> Iterator[FieldError]:

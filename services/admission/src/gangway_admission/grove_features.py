@@ -1,6 +1,5 @@
 """Grove features Gangway does not provide, said by field: a PodCliqueSet that asks for one is
-refused with what is missing (it would run differently than under Grove's operator), or — for
-the ones that change nothing about what runs and where — admitted with a warning.
+refused with what is missing (it would run differently than under Grove's operator).
 
 docs/admission.md keeps the same list for readers.
 """
@@ -45,17 +44,6 @@ def missing_features(pcs: PodCliqueSet) -> Iterator[FieldError]:
         if group.resource_sharing:
             yield FieldError(field=field_path(*_GROUPS, i, "resourceSharing"), reason=_SHARING)
         yield from _mnnvl(field_path(*_GROUPS, i, "annotations"), group.annotations)
-
-
-def unkept_features(pcs: PodCliqueSet) -> Iterator[str]:
-    """Warnings for Grove features that change nothing about which pods run where, which
-    Gangway does not provide: a user reads them at ``kubectl apply``."""
-    template = pcs.spec.template
-    if template.termination_delay is not None:
-        yield (
-            "spec.template.terminationDelay: Gangway does not terminate a gang that stays "
-            "below minAvailable; the scheduler and the pods' restart policy decide"
-        )
 
 
 def _mnnvl(where: str, annotations: dict[str, str]) -> Iterator[FieldError]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 
@@ -56,8 +56,6 @@ from gangway_podgang.manifests import (
     replica_labels,
 )
 from gangway_podgang.plan import Plan, PlannedPodGroup
-
-FAILED: Final = "Failed"
 
 
 class CliqueSpecView(Wire, frozen=True, kw_only=True):
@@ -128,7 +126,7 @@ def clique_status(
     """Grove's counts and conditions for one clique instance, from its planned pods."""
     found = [p for name in group.pods if (p := pods.get(name)) is not None and not p.deleting]
     scheduled = sum(1 for p in found if p.is_scheduled)
-    failed = sum(1 for p in found if p.is_scheduled and p.phase == FAILED)
+    failed = sum(1 for p in found if p.unavailable)  # placed, yet neither ready nor starting
     minimum = group.min_replicas
     before = list(live.status.conditions) if live and live.status else []
     if scheduled < minimum:

@@ -85,6 +85,7 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     phase: str | None
     verdict: tuple[str, str] | None  # see Pod.scheduler_verdict
     ready: bool = False  # its Ready condition is True
+    unavailable: bool = False  # placed, had its chance, not ready (Pod.is_unavailable)
 
     def is_gated(self, gate: str) -> bool:
         return gate in self.gates
@@ -115,6 +116,7 @@ def compact_pod(pod: Pod) -> PodRecord:
         phase=_shared(pod.status.phase),
         verdict=_one_of((sys.intern(verdict[0]), sys.intern(verdict[1]))) if verdict else None,
         ready=pod.is_ready,
+        unavailable=pod.is_unavailable,
     )
 
 

@@ -57,6 +57,9 @@ class PodsToCreate:
 class Decision:
     create_podgangs: tuple[PlannedGang, ...] = ()
     delete_podgangs: tuple[str, ...] = ()
+    # Gangs past terminationDelay: (gang, PodClique, its uid) deleted with the gang's pods,
+    # so the cliques' status starts again with the gang (termination.py).
+    delete_cliques: tuple[tuple[str, str, str], ...] = ()
     update_specs: tuple[tuple[PodGang, PodGangSpec], ...] = ()
     create_pods: tuple[PodsToCreate, ...] = ()
     delete_pods: tuple[str, ...] = ()
@@ -76,6 +79,7 @@ class Decision:
                 self.delete_services,
                 self.create_podgangs,
                 self.delete_podgangs,
+                self.delete_cliques,
                 self.update_specs,
                 self.create_pods,
                 self.delete_pods,
@@ -101,6 +105,8 @@ class Decision:
             add(planned.name, "create_podgangs", planned)
         for name in self.delete_podgangs:
             add(name, "delete_podgangs", name)
+        for found in self.delete_cliques:
+            add(found[0], "delete_cliques", found)
         for live, spec in self.update_specs:
             add(live.metadata.name, "update_specs", (live, spec))
         for batch in self.create_pods:
@@ -262,6 +268,19 @@ def _to_roll(
     )
 
 
+def _gang_pods(
+    names: Collection[str], observed: Observed, by_gang: Mapping[str, list[PodRecord]]
+) -> list[str]:
+    """Every pod of these gangs their live PodGang controls (a gang recycled whole)."""
+    return [
+        pod.name
+        for name in names
+        if (live := observed.podgangs.get(name)) is not None
+        for pod in by_gang.get(name, [])
+        if not pod.deleting and pod.controller_uid == live.metadata.uid
+    ]
+
+
 def decide(
     gangs: tuple[PlannedGang, ...],
     namespace: str,
@@ -271,13 +290,16 @@ def decide(
     *,
     rolling: bool = True,
     focus: Collection[str] | None = None,
+    recycle: Collection[str] = (),
 ) -> Decision:
     """``owner_uid``: the PodCliqueSet's; a PodGang it does not control is never deleted,
     even if it says it is part of the PodCliqueSet. ``rolling``: a template change replaces
     running gangs (RollingRecreate); False (OnDelete): only pods deleted by someone else
     come back at the new template. ``focus``: decide for these gangs alone, deleting
     nothing and rolling nothing (a part of the decision, for the gangs whose objects
-    changed since the whole was decided, and only while the whole rolled nothing)."""
+    changed since the whole was decided, and only while the whole rolled nothing).
+    ``recycle``: gangs to terminate whole (``termination.py``): every pod of each is
+    deleted, as a rolling recreate replaces a gang, and made again, gated."""
     planned = {gang.name: gang for gang in gangs}
     by_gang: dict[str, list[PodRecord]] = {}
     for pod in observed.pods.values() if focus is None else ():
@@ -285,6 +307,8 @@ def decide(
     if focus is not None:
         gangs = tuple(g for g in gangs if g.name in focus)
     rolled = _to_roll(gangs, observed, by_gang) if rolling and focus is None else []
+    if recycle and focus is None:
+        rolled = sorted({*rolled, *_gang_pods(recycle, observed, by_gang)})
     # A gang being replaced, and a scaled gang whose base is, is not lifted in the same
     # round: the deletes may land and the lift not, or the lift first.
     deleted = set(rolled)

@@ -50,13 +50,14 @@ class PodgangHandler:
             return None  # a PodGang or pod no PodCliqueSet claims
         return Route(workload)
 
-    async def handle(self, key: WorkloadKey, msgs: Sequence[Msg]) -> None:
+    async def handle(self, key: WorkloadKey, msgs: Sequence[Msg]) -> float | None:
         # Decide on a model that holds at least what the newest message said.
         newest = max((msg.metadata.sequence.stream for msg in msgs), default=0)
         if newest and not await self.model.caught_up(newest, self.wait_seconds):
             log.warning("%s/%s: read model behind the message; deciding anyway", *key)
         outcome = await self.reconcile(key)
         metrics.RECONCILES.labels("converged" if outcome.converged else "waiting").inc()
+        return outcome.wake_in  # a gang's terminationDelay running out
 
     async def keys(self) -> AsyncIterator[WorkloadKey]:
         """Every PodCliqueSet, once the read model holds what the stream held at start."""

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Final
 
 from opentelemetry import trace
 
-from gangway_contracts import labels
+from gangway_contracts import events, labels
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
@@ -39,6 +40,7 @@ from gangway_podgang.report import Reporter
 from gangway_podgang.scaling import scales_of
 from gangway_podgang.step import Phantom, Step
 from gangway_podgang.stream import GangStream
+from gangway_podgang.termination import Recycling, cliques_of, recycling
 from gangway_podgang.writes import Actuator
 from gangway_runtime import tracing
 
@@ -52,6 +54,7 @@ GROVE_DRIVEN: Final = "DrivenByGrove"
 class Outcome:
     converged: bool  # nothing left to do; else waiting on the backend or the scheduler
     rounds: int  # decide-write rounds taken
+    wake_in: float | None = None  # look again then, with no message (terminationDelay)
 
 
 class Reconciler:
@@ -120,6 +123,7 @@ class Reconciler:
         rounds = 0
         if step is not None and not step.by_grove and not step.decision.done:
             await journal_plan(self.reporter, step)
+            await self._terminating(step)
             try:
                 streamed = await self.stream.run(key, step, learned)
             except Phantom:
@@ -138,7 +142,7 @@ class Reconciler:
         await journal_what_is_done(self.reporter, step)
         await self.cliques.write(step)
         await self.status.write(key, step, learned)
-        return Outcome(converged=step.decision.done, rounds=rounds)
+        return Outcome(step.decision.done, rounds, wake_in=step.recycling.wake_in)
 
     def _decide(
         self, key: WorkloadKey, before: Step | None = None, focus: set[str] | None = None
@@ -170,6 +174,10 @@ class Reconciler:
             plan = before.plan
         else:
             plan, focus = plan_podgangs(pcs, binding, scales), None
+        if focus is None:  # looked at whole: which gangs are past terminationDelay
+            due = recycling(pcs, plan, workload.podcliques, workload.podgangs, datetime.now(UTC))
+        else:
+            due = before.recycling if before is not None else Recycling()
         decision = decide(
             plan.gangs,
             pcs.metadata.namespace,
@@ -178,10 +186,40 @@ class Reconciler:
             owner_uid=pcs.metadata.uid,
             rolling=pcs.spec.rolls_updates,
             focus=focus,
+            recycle=due.gangs if focus is None else (),
         )
         services, stale = services_to_write(pcs, plan, workload.services, focus)
-        decision = replace(decision, write_services=services, delete_services=stale)
-        return Step(pcs, workload, backend, plan, decision, binding=binding)
+        decision = replace(
+            decision,
+            write_services=services,
+            delete_services=stale,
+            delete_cliques=cliques_of(due, plan, workload.podcliques) if focus is None else (),
+        )
+        return Step(pcs, workload, backend, plan, decision, binding=binding, recycling=due)
+
+    async def _terminating(self, step: Step) -> None:
+        """The gangs recycled now, in the journal (``gangway trace``) and a Warning Event."""
+        found = step.recycling
+        if not found.gangs:
+            return
+        meta = step.pcs.metadata
+        delay = step.pcs.spec.template.termination_delay or "4h"
+        bases = {g.name: g.base for g in step.plan.gangs}
+        for gang in found.gangs:
+            # A scaled gang goes for its own cliques, or with its base gang.
+            cliques = found.breached.get(gang) or found.breached.get(bases[gang], ())
+            said = ", ".join(cliques)
+            log.warning(
+                "%s/%s: recycling %s: %s below minAvailable for %s",
+                meta.namespace,
+                meta.name,
+                gang,
+                said,
+                delay,
+            )
+            common = self.reporter.common(step.pcs)
+            event = events.GangTerminated(**common, podgang=gang, cliques=[*cliques], delay=delay)
+            await self.reporter.report(step.pcs, event)
 
     async def _left_to_grove(self, pcs: PodCliqueSet) -> None:
         """One PodCliqueSet, one driver: Grove's operator claimed this one (its finalizer),

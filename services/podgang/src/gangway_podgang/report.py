@@ -14,7 +14,7 @@ import re
 import secrets
 import socket
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from gangway_contracts import events
 from gangway_contracts.events import JournalEvent, event_type
@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 EVENTS = ApiResource("events.k8s.io", "v1", "events")
 REPORTING_CONTROLLER = "gangway.dev/podgang"
 NOTE_LIMIT = 1024  # events.k8s.io/v1 refuses a longer note
+# Steps told as Warning Events: something went wrong with the workload.
+WARNINGS: Final = frozenset({events.GangTerminated.__name__})
 
 
 class Reporter:
@@ -60,7 +62,10 @@ class Reporter:
         """One Event per kind of step reported for this workload since the last call."""
         unsaid = self._unsaid.pop(pcs.metadata.uid, {})
         await asyncio.gather(
-            *(self.kube_event(pcs, reason, note(steps), False) for reason, steps in unsaid.items())
+            *(
+                self.kube_event(pcs, reason, note(steps), reason in WARNINGS)
+                for reason, steps in unsaid.items()
+            )
         )
 
     async def journal(self, event: JournalEvent, once: str = "") -> None:
@@ -114,6 +119,8 @@ def note(steps: list[JournalEvent]) -> str:
             said = f"{noun} created for {backend}"
         case events.PodGangDeleted():
             said = f"{noun} deleted: no longer planned"
+        case events.GangTerminated(delay=delay):
+            said = f"{noun} recycled whole: below minAvailable for terminationDelay ({delay})"
         case events.PodGangInitialized():
             said = f"{noun} initialized: every pod exists"
         case events.PodsCreated():

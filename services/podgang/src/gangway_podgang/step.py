@@ -9,6 +9,7 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_podgang.decide import Decision
 from gangway_podgang.plan import Plan
 from gangway_podgang.readmodel import Workload
+from gangway_podgang.termination import Recycling
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class Step:
     refused: str = ""  # the API server refused what this PodCliqueSet makes, and why
     by_grove: bool = False  # Grove's operator drives it: nothing decided, left alone
     binding: ClusterTopologyBinding | None = None  # the topology the plan was made with
+    recycling: Recycling = field(default_factory=Recycling)  # gang termination, if due
 
     def same_spec(
         self,

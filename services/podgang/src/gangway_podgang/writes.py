@@ -95,6 +95,10 @@ class Expectation:
             if (service := workload.services.get(self.name)) is not None:
                 meta = service.metadata
                 seen = meta.resource_version, meta.deletion_timestamp is not None
+        elif self.kind == Kind.PODCLIQUE:
+            if (clique := workload.podcliques.get(self.name)) is not None:
+                meta = clique.metadata
+                seen = meta.resource_version, meta.deletion_timestamp is not None
         elif (pod := workload.pods.get(self.name)) is not None:
             seen = pod.resource_version, pod.deleting
         if self.resource_version is None:
@@ -219,6 +223,10 @@ class Actuator:
                 self._delete_podgang(pcs, workload.podgangs[name])
                 for name in decision.delete_podgangs
             ],
+            *[
+                self._delete_clique(pcs.metadata.namespace, gang, name, uid)
+                for gang, name, uid in decision.delete_cliques
+            ],
             *[self._update_spec(live, spec) for live, spec in decision.update_specs],
             *[self._create_pods(pcs, batch, backend) for batch in decision.create_pods],
             *[self._delete_pod(workload.pods[name]) for name in decision.delete_pods],
@@ -267,6 +275,13 @@ class Actuator:
             pcs, events.PodGangDeleted(**self.reporter.common(pcs), podgang=meta.name)
         )
         return [Expectation(Kind.PODGANG, meta.name, None)]
+
+    async def _delete_clique(
+        self, namespace: str, gang: str, name: str, uid: str
+    ) -> list[Expectation]:
+        """A recycled gang's PodClique (its status starts again with the gang)."""
+        await self._delete(Kind.PODCLIQUE, namespace, name, uid, gang=gang)
+        return [Expectation(Kind.PODCLIQUE, name, None)]
 
     async def _write_service(self, pcs: PodCliqueSet, service: ServiceWrite) -> list[Expectation]:
         """Create a replica's headless Service, or put back the spec fields Gangway sets
