@@ -9,11 +9,13 @@ from typing import Any, Final
 
 import msgspec
 
+from gangway_admission.checks import check_podcliqueset
 from gangway_cli.manifests import read_documents
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
 from gangway_contracts.errors import FieldError, FieldErrors, validation_error
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
+from gangway_contracts.strict import unknown_fields
 from gangway_podgang.plan import Plan, plan_podgangs
 
 
@@ -33,11 +35,22 @@ class Manifests:
 
     @classmethod
     def read(cls, path: Path) -> Manifests:
-        """Decode by kind; FieldErrors name the field of a bad one."""
+        """Decode by kind; FieldErrors name the field of a bad one, and every field a
+        PodCliqueSet writes that the API server would refuse as unknown."""
+        docs = read_documents(path)
+        unknown = [
+            error
+            for doc in docs
+            if doc.get("kind") == "PodCliqueSet"
+            for error in unknown_fields(doc, PodCliqueSet)
+        ]
         try:
-            return cls._decode(read_documents(path))
+            found = cls._decode(docs)
         except msgspec.ValidationError as exc:
-            raise FieldErrors([validation_error(exc)]) from None
+            raise FieldErrors([*unknown, validation_error(exc)]) from None
+        if unknown:
+            raise FieldErrors(unknown)
+        return found
 
     @classmethod
     def _decode(cls, docs: list[dict[str, Any]]) -> Manifests:
@@ -81,4 +94,11 @@ class Manifests:
         return next((b for b in self.bindings if wanted is None or b.metadata.name == wanted), None)
 
     def plan(self, pcs: PodCliqueSet) -> Plan:
-        return plan_podgangs(pcs, self.binding_for(pcs))
+        """The PodGangs and pods of ``pcs``; FieldErrors when admission would refuse it (the
+        same structural checks the webhook and ``gangway validate`` run): ``plan`` and
+        ``render`` answer only for what the cluster takes."""
+        binding = self.binding_for(pcs)
+        levels = [level.domain for level in binding.spec.levels] if binding else None
+        if errors := check_podcliqueset(pcs, levels).errors:
+            raise FieldErrors(errors)
+        return plan_podgangs(pcs, binding)

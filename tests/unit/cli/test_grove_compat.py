@@ -65,7 +65,10 @@ def test_every_grove_manifest_is_here() -> None:
     assert {*REFUSED, *INVALID_FOR_GROVE_TOO} <= {name(p) for p in MANIFESTS}
 
 
-@pytest.mark.parametrize("path", MANIFESTS, ids=name)
+ADMITTED = [p for p in MANIFESTS if name(p) not in {*REFUSED, *INVALID_FOR_GROVE_TOO}]
+
+
+@pytest.mark.parametrize("path", ADMITTED, ids=name)
 def test_planned_with_the_pods_grove_makes(
     path: Path, config: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -98,10 +101,20 @@ def test_validated_admitted_or_refused_for_a_missing_feature(
 
 
 @pytest.mark.parametrize(
-    "path",
-    [p for p in MANIFESTS if name(p) not in {*REFUSED, *INVALID_FOR_GROVE_TOO}],
-    ids=name,
+    "path", [p for p in MANIFESTS if name(p) in {*REFUSED, *INVALID_FOR_GROVE_TOO}], ids=name
 )
+def test_what_validate_refuses_plan_and_render_refuse(
+    path: Path, config: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No answer for what the cluster would not take: exit 1, the same reasons."""
+    _, _, refused = run(capsys, "validate", "--config", config, str(path))
+    for command in ("plan", "render"):
+        code, out, err = run(capsys, command, "--config", config, str(path))
+        assert (code, out) == (1, ""), command
+        assert err.splitlines()[0] in refused, command
+
+
+@pytest.mark.parametrize("path", ADMITTED, ids=name)
 def test_rendered_with_every_pod_prepared(
     path: Path, config: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -217,9 +230,7 @@ def _resolved(pod: dict[str, Any], env: list[dict[str, Any]]) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in MANIFESTS if name(p) not in INVALID_FOR_GROVE_TOO], ids=name
-)
+@pytest.mark.parametrize("path", ADMITTED, ids=name)
 def test_each_pod_contains_what_grove_puts_in_it(
     path: Path, config: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

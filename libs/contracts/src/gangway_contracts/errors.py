@@ -8,11 +8,14 @@ whether it came from admission, a backend's validation or ``gangway config check
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 import msgspec
 import pydantic
 
 from gangway_contracts.k8s import is_dns_label
+
+DNS_LABEL_MAX: Final = 63
 
 
 class FieldError(msgspec.Struct, frozen=True, kw_only=True):
@@ -25,15 +28,21 @@ class FieldError(msgspec.Struct, frozen=True, kw_only=True):
         return f"{self.field}: {self.reason}" if self.field else self.reason
 
 
+def dns_label_reason(name: str) -> str:
+    """Why ``name`` is not a DNS-1123 label: its length, or the characters it holds."""
+    if len(name) > DNS_LABEL_MAX:
+        return f'"{name}" is {len(name)} characters, more than a DNS label\'s {DNS_LABEL_MAX}'
+    return (
+        f"\"{name}\" is not a DNS-1123 label: lowercase letters, digits and '-', starting and "
+        "ending with a letter or digit"
+    )
+
+
 def not_dns_labels(what: str, named: Iterable[tuple[str, str]]) -> list[FieldError]:
     """An error for each (field, name) whose name is not a DNS label; ``what`` says what the
     name becomes (e.g. "KAI subgroup name")."""
     return [
-        FieldError(
-            field=field,
-            reason=f'makes {what} "{name}" ({len(name)} characters), which is not a DNS label '
-            "of at most 63 characters",
-        )
+        FieldError(field=field, reason=f"makes {what}: {dns_label_reason(name)}")
         for field, name in named
         if not is_dns_label(name)
     ]

@@ -17,7 +17,7 @@ import msgspec
 from gangway_admission.grove_features import missing_features
 from gangway_contracts import durations
 from gangway_contracts.config import canonical_name, scheduler_name_of
-from gangway_contracts.errors import FieldError, field_path, not_dns_labels
+from gangway_contracts.errors import FieldError, dns_label_reason, field_path, not_dns_labels
 from gangway_contracts.grove import (
     EMPTY_OBJECT,
     AutoScalingConfig,
@@ -61,6 +61,7 @@ def check_podcliqueset(
         *over_limits(pcs, limits or Limits()),
         *_template_metadata(pcs),
         *_clique_specs(pcs),
+        *_podcliqueset_name(pcs),
         *_generated_names(pcs),
         *_topology_names(pcs),
         *missing_features(pcs),
@@ -391,12 +392,21 @@ def _template_metadata(pcs: PodCliqueSet) -> Iterator[FieldError]:
                 yield FieldError(field=f"{where}.annotations", reason=reason)
 
 
+def _podcliqueset_name(pcs: PodCliqueSet) -> Iterator[FieldError]:
+    """The PodCliqueSet's name starts every pod's, gang's and Service's: a DNS label."""
+    name = pcs.metadata.name
+    if not is_dns_label(name):
+        yield FieldError(field="metadata.name", reason=dns_label_reason(name))
+
+
 def _generated_names(pcs: PodCliqueSet) -> Iterator[FieldError]:
     """Pod names at the highest replica indices: the longest name each clique gets, and the
     longest of everything named after it (PodGang, pod group). Pod names become label values
     and hostnames, so each must be a DNS label. Checked for at least one PodCliqueSet
     replica, since replicas can grow through the scale subresource."""
     template = pcs.spec.template
+    if not is_dns_label(pcs.metadata.name):
+        return  # said of metadata.name itself
     cliques = {c.name: c for c in template.cliques}
     prefix = f"{pcs.metadata.name}-{max(pcs.spec.replicas, 1) - 1}"
     grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
