@@ -86,8 +86,8 @@ def add_arguments(up: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="operator configuration (scheduler profiles); default: default-scheduler, with "
-        "gang scheduling where the Workload API is served, plus kai-scheduler where KAI's "
-        "PodGroups are",
+        "gang scheduling where the Workload API is served, plus every other backend whose "
+        "scheduler's resources are served (KAI, Coscheduling, Koordinator, Volcano)",
     )
     nodes = up.add_argument_group("local nodes (kwok; without --kubeconfig)")
     nodes.add_argument(

@@ -4,7 +4,9 @@ a time, given back at once, lapsing when the holder stops renewing (it died)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
+import pytest
 from nats.aio.client import Client as NatsClient
 
 from gangway_contracts.subjects import Subjects
@@ -29,5 +31,35 @@ async def test_one_replica_holds_a_key_at_a_time(nc: NatsClient, subjects: Subje
         # The second stops renewing, as a killed replica does: its lease lapses.
         await asyncio.sleep(2.5)
         assert await first.take(key)
+    finally:
+        await nc.jetstream().delete_key_value(bucket)
+
+
+async def test_a_replica_restarted_under_its_name_takes_its_leases_back_at_once(
+    nc: NatsClient, subjects: Subjects, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A container restarted in its pod keeps the pod's name: the leases its killed
+    predecessor held are its own at once, not after their TTL; another replica's are waited
+    for, and the wait is said once."""
+    bucket = subjects.leases_bucket(subjects.service_name("podgang"))
+    settings = ConsumerSettings(ack_wait_seconds=60.0, streams=StreamSettings(storage="memory"))
+    killed = Leases(nc.jetstream(), bucket, "podgang-7d9f-abcde")
+    restarted = Leases(nc.jetstream(), bucket, "podgang-7d9f-abcde")
+    other = Leases(nc.jetstream(), bucket, "podgang-7d9f-fghij")
+    for replica in (killed, restarted, other):
+        await replica.bind(settings)
+    key = ("ml", "trainer")
+    try:
+        assert await killed.take(key)  # then killed: never given back, never renewed
+        caplog.set_level(logging.INFO, logger="gangway_runtime.leases")
+        assert not await other.take(key)
+        assert not await other.take(key)
+        waits = [r for r in caplog.records if "waiting for its lease" in r.getMessage()]
+        assert len(waits) == 1
+        assert "podgang-7d9f-abcde" in waits[0].getMessage()
+        assert await restarted.take(key), "its own lease, from before the restart"
+        assert not await other.take(key), "and now held by the restarted replica"
+        await restarted.give_back(key)
+        assert await other.take(key)
     finally:
         await nc.jetstream().delete_key_value(bucket)

@@ -287,10 +287,20 @@ class PodGangHandler:
         self.said.remember(key, written["metadata"]["resourceVersion"], condition)
         common = self._common(podgang)
         event: JournalEvent
+        meta = podgang.metadata
         if isinstance(result, Synced):
             event = BackendSynced(resources=result.resources, **common)
+            # One line per PodGang synced (its condition written), with the trace to follow.
+            log.info(
+                "%s/%s: synced: %s (trace %s)",
+                meta.namespace,
+                meta.name,
+                ", ".join(result.resources) or "nothing to write",
+                common["trace_id"] or "-",
+            )
         else:
             event = BackendSyncFailed(reason=result.reason, message=result.message, **common)
+            log.warning("%s/%s: %s: %s", meta.namespace, meta.name, result.reason, result.message)
         # Stored before the message that brought this sync is acknowledged: the step is
         # often a PodGang's last change, and a crash with the entry still buffered left no
         # later message to make it up for.

@@ -258,7 +258,7 @@ class Consumer(Generic[K]):
         self._idle = 0
         self._worker_freed = asyncio.Event()
         self._sub: JetStreamContext.PullSubscription | None = None
-        self.leases = Leases(js, subjects.leases_bucket(durable.name))
+        self.leases = Leases(js, subjects.leases_bucket(durable.name), settings.lease_holder)
 
     async def subscribe(self) -> None:
         """Bind to the durable consumer every replica shares and to the bucket of their

@@ -7,6 +7,12 @@ finished a workload in twice the time one took). A replica takes a key's lease b
 handling it (a create: it fails while another holds it), renews it while handling, and gives
 it back after. A lease not renewed ends with the bucket's TTL, so a dead replica's keys free
 themselves.
+
+A replica restarted under the same holder name (``GANGWAY_LEASE_HOLDER``: deploy/ gives each
+its pod's name, which a restarted container keeps and no other live process has) takes its
+predecessor's leases back at once instead of waiting out their TTL: the process that held
+them is dead, since this one replaced it. Without a name, a holder is this instance alone
+(host, pid and a random part), and a restart waits (saying so).
 """
 
 from __future__ import annotations
@@ -16,16 +22,18 @@ import hashlib
 import logging
 import os
 import socket
+import uuid
 from collections.abc import Hashable
 
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from gangway_runtime.settings import ConsumerSettings
 
 log = logging.getLogger(__name__)
+_SAID_AT_MOST = 10_000
 
 
 def lease_key(key: Hashable) -> str:
@@ -56,12 +64,15 @@ async def ensure_bucket(js: JetStreamContext, bucket: str, settings: ConsumerSet
 
 
 class Leases:
-    def __init__(self, js: JetStreamContext, bucket: str) -> None:
+    def __init__(self, js: JetStreamContext, bucket: str, holder: str = "") -> None:
         self._js = js
         self._bucket = bucket
         self._kv: KeyValue | None = None
-        # Who holds a lease: this process, by host and pid (for whoever reads the bucket).
-        self._holder = f"{socket.gethostname()}/{os.getpid()}".encode()
+        # Who holds a lease: the name given, else this one instance (host, pid and a random
+        # part: two in one process are two holders, and nothing is ever taken back).
+        unique = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+        self._holder = (holder or unique).encode()
+        self._waiting: set[str] = set()  # keys said to be held by another, until taken
         self.held: dict[str, int] = {}  # lease key → revision, of leases this process holds
         self._writing = asyncio.Lock()  # a renewal never races a give-back of the same lease
 
@@ -76,8 +87,33 @@ class Leases:
         try:
             self.held[token] = await self._kv.create(token, self._holder)
         except KeyWrongLastSequenceError:
-            return False
+            return await self._take_back(key, token)
+        self._waiting.discard(token)
         return True
+
+    async def _take_back(self, key: Hashable, token: str) -> bool:
+        """A held lease: ours from before a restart (the same holder name) is taken back at
+        once; another's is waited for, said once per key."""
+        assert self._kv is not None
+        try:
+            entry = await self._kv.get(token)
+        except KeyNotFoundError:  # lapsed or given back meanwhile: the next try creates it
+            return False
+        if entry.value == self._holder and entry.revision is not None:
+            try:
+                self.held[token] = await self._kv.update(token, self._holder, last=entry.revision)
+            except KeyWrongLastSequenceError:
+                return False
+            log.info("%s: lease taken back from this replica's previous run", key)
+            self._waiting.discard(token)
+            return True
+        if token not in self._waiting:
+            if len(self._waiting) >= _SAID_AT_MOST:
+                self._waiting.clear()  # forgetting costs one more line, not memory
+            self._waiting.add(token)
+            holder = (entry.value or b"").decode(errors="replace")
+            log.info("%s: waiting for its lease, held by %s", key, holder)
+        return False
 
     async def give_back(self, key: Hashable) -> None:
         assert self._kv is not None

@@ -149,6 +149,10 @@ class ConsumerSettings(ServiceSettings):
     max_attempts: Positive = 8
     # Every key that may need work is taken up at start and then this often, events or not.
     resync_seconds: Seconds = 600.0
+    # Who this replica is to its service's key leases: a name a restart of its process keeps
+    # and no other live process has (deploy/ sets the pod's name), so a restarted replica
+    # takes its own leases back at once. Empty: host and pid (a restart waits them out).
+    lease_holder: str = ""
 
 
 Settings = TypeVar("Settings", bound=ServiceSettings)
