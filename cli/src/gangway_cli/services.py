@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -68,6 +69,9 @@ class LocalServices(processes.Supervised):
             **self.own_settings.get(settings_of or name, {}),
             "GANGWAY_HTTP_HOST": "127.0.0.1",
             "GANGWAY_HTTP_PORT": str(port),
+            # One process of this name runs at a time: started again after a crash, it takes
+            # its predecessor's key leases back at once (gangway_runtime.leases).
+            "GANGWAY_LEASE_HOLDER": f"{socket.gethostname()}/{name}",
         }
         log = self.workdir / f"{name}.log"
         child = processes.start(name, [sys.executable, "-m", module], log, env)
