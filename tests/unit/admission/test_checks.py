@@ -89,8 +89,8 @@ def test_generated_names_fit_for_the_replicas_asked() -> None:
     assert errors(doc) == []  # aaaa…-0-<clique>-<n> still fits in 63
     clique["spec"]["replicas"] = 10_000_000_000  # over the pod ceiling too: said apart
     (only,) = [e for e in errors(doc) if not e.startswith("spec.replicas")]
-    assert only.startswith(f'spec.template.cliques[0].name: makes pod name "{"a" * 50}-0-')
-    assert "which is not a DNS label of at most 63 characters" in only
+    assert only.startswith(f'spec.template.cliques[0].name: makes pod name: "{"a" * 50}-0-')
+    assert "more than a DNS label's 63" in only
 
 
 def test_names_a_scaling_group_would_collide_with() -> None:
