@@ -16,11 +16,12 @@ from nats.aio.client import Client as NatsClient
 from gangway_backend_kai.backend import KaiBackend
 from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_contracts.subjects import BackendOperation, Subjects
-from gangway_runtime.kube import ApiResource
+from gangway_runtime.kube import ApiResource, KubeError
 from gangway_runtime.status import PODCLIQUESETS
 from tests.integration.watcher.conftest import labelled
 from tests.support.admission import create, patch, registered, running_admission
 from tests.support.backends import running_backend
+from tests.support.broken_manifests import CASES, field_named, single
 from tests.support.kube import kube_of
 from tests.support.manifests import fixture, on_scheduler
 from tests.support.store import eventually, journal
@@ -188,3 +189,31 @@ async def test_backend_down_rejects_naming_it_unless_told_to_ignore(
         registered(api, admission, namespace),
     ):
         assert await create(api, doc, namespace, dry_run=True) == ""
+
+
+@pytest.mark.usefixtures("queue")
+@pytest.mark.parametrize("case", CASES, ids=str)
+async def test_the_cluster_refuses_what_gangway_validate_refuses(
+    case: str, api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, tmp_path: Path
+) -> None:
+    """The broken manifests `validate`, `plan` and `render` refuse offline
+    (tests/unit/cli/test_offline_verdicts.py), created as kubectl creates them (strict field
+    validation) against the API server with the webhook registered: refused, naming the same
+    field, whether the CRD's schema, strict decoding or the webhook says so."""
+    change, said = CASES[case]
+    doc = labelled(single(), namespace, "broken")
+    on_scheduler(doc, "kai-scheduler")
+    doc["metadata"]["labels"]["kai.scheduler/queue"] = "team-a"  # the queue fixture's
+    whole = copy.deepcopy(doc)
+    change(doc)
+    async with (
+        running_backend(api, nc, subjects, namespace, KaiBackend(), CONFIG),
+        running_admission(api, nc, subjects, CONFIG, tmp_path) as admission,
+        registered(api, admission, namespace),
+    ):
+        query = [("dryRun", "All"), ("fieldValidation", "Strict")]
+        # Unbroken, it is admitted: what refuses it below is the break.
+        await kube_of(api).request("POST", PODCLIQUESETS.path(namespace), query, body=whole)
+        with pytest.raises(KubeError) as refused:
+            await kube_of(api).request("POST", PODCLIQUESETS.path(namespace), query, body=doc)
+    assert field_named(said) in str(refused.value)
