@@ -494,9 +494,12 @@ async def test_what_a_podclique_s_or_scaling_group_s_scale_says_is_what_is_built
     pcs["spec"]["template"]["cliques"][1]["spec"]["replicas"] = 2
     await server_side_apply(api, pcs, namespace)
     await eventually(partial(pods, api, namespace), lambda f: len(f) == 3)
-    clique = (await objects(api, namespace, PODCLIQUES_PATH))[worker]
-    assert clique["spec"]["replicas"] == 2
-    assert clique["metadata"]["annotations"]["gangway.dev/template-replicas"] == "2"
+    # Set back once the gangs' writes are done (the PodCliques never hold a gang up).
+    found = await eventually(
+        partial(objects, api, namespace, PODCLIQUES_PATH),
+        lambda c: c[worker]["spec"]["replicas"] == 2,
+    )
+    assert found[worker]["metadata"]["annotations"]["gangway.dev/template-replicas"] == "2"
 
 
 async def test_grove_s_autoscaling_becomes_an_hpa_per_clique_and_group_of_each_replica(
