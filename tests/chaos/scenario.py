@@ -34,7 +34,7 @@ from gangway_contracts.subjects import Kind, Subjects
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsCluster, NatsServer
 from gangway_runtime import journal
-from gangway_runtime.kube import ApiResource
+from gangway_runtime.kube import ApiResource, KubeError
 from gangway_runtime.status import PODCLIQUESETS
 from tests.support.kube import kube_of, server_side_apply
 from tests.support.podgang import condition, gated, objects, podgangs, pods, workload
@@ -175,10 +175,17 @@ async def until(
     probe: Callable[[], Awaitable[State]], done: Callable[[State], bool], within: float
 ) -> State:
     """The first state ``done`` accepts, or the last seen when ``within`` runs out (the
-    caller's assertion then says what was missing)."""
+    caller's assertion then says what was missing). An API server just back may answer 429
+    ("storage is (re)initializing") or 5xx a moment: looked at again, as a client would."""
     deadline = time.monotonic() + within
     while True:
-        found = await probe()
+        try:
+            found = await probe()
+        except KubeError as exc:
+            if (exc.status != 429 and exc.status < 500) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.25)
+            continue
         if done(found) or time.monotonic() > deadline:
             return found
         await asyncio.sleep(0.25)

@@ -153,7 +153,12 @@ async def test_killed_mid_scale_the_restarted_service_makes_each_new_gang_once(
     async with running_podgang(api, nc, subjects, namespace, STUB_CONFIG) as service:
         await server_side_apply(api, pcs, namespace)
         await eventually(partial(pods, api, namespace), lambda f: len(f) == 8)
-        await eventually(partial(objects, api, namespace, PODCLIQUES), lambda c: len(c) == 4)
+        # Every PodClique there with its status: its create was counted before that (statuses
+        # are written a reconcile after the creates).
+        await eventually(
+            partial(objects, api, namespace, PODCLIQUES),
+            lambda c: len(c) == 4 and all("status" in x for x in c.values()),
+        )
         made = {w: service.writes.count(w) for w in set(service.writes)}
         service.crash_after = crash_after
         path = SCALING_GROUPS.format(ns=namespace) + f"/{group}/scale"
