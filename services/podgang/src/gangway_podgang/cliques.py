@@ -95,6 +95,7 @@ class CliqueDelete:
     name: str
     namespace: str
     uid: str  # the one decided on: a namesake made since is left alone
+    gang: str = ""  # the gang it goes with, when deleted in a gang's round
 
 
 def _selector(pcs: PodCliqueSet, key: str, value: str) -> str:

@@ -32,6 +32,7 @@ from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.pods import SCHEDULING_GATED
 from gangway_contracts.services import Service
+from gangway_podgang.cliques import CliqueDelete
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.headless import ServiceWrite
 from gangway_podgang.manifests import all_references, controlled_by, podgang_spec
@@ -57,9 +58,9 @@ class PodsToCreate:
 class Decision:
     create_podgangs: tuple[PlannedGang, ...] = ()
     delete_podgangs: tuple[str, ...] = ()
-    # Gangs past terminationDelay: (gang, PodClique, its uid) deleted with the gang's pods,
-    # so the cliques' status starts again with the gang (termination.py).
-    delete_cliques: tuple[tuple[str, str, str], ...] = ()
+    # The PodCliques of gangs past terminationDelay, deleted with the gang's pods, so the
+    # cliques' status starts again with the gang (termination.py).
+    delete_cliques: tuple[CliqueDelete, ...] = ()
     update_specs: tuple[tuple[PodGang, PodGangSpec], ...] = ()
     create_pods: tuple[PodsToCreate, ...] = ()
     delete_pods: tuple[str, ...] = ()
@@ -105,8 +106,8 @@ class Decision:
             add(planned.name, "create_podgangs", planned)
         for name in self.delete_podgangs:
             add(name, "delete_podgangs", name)
-        for found in self.delete_cliques:
-            add(found[0], "delete_cliques", found)
+        for gone in self.delete_cliques:
+            add(gone.gang, "delete_cliques", gone)
         for live, spec in self.update_specs:
             add(live.metadata.name, "update_specs", (live, spec))
         for batch in self.create_pods:
@@ -259,19 +260,14 @@ def _to_roll(
     if not stale or any(g.name not in stale and not scheduled(g, pods) for g in gangs):
         return []
     replica = min(g.pcs_replica for g in gangs if g.name in stale)
-    return sorted(
-        pod.name
-        for g in gangs
-        if g.name in stale and g.pcs_replica == replica and g.name in observed.podgangs
-        for pod in by_gang.get(g.name, [])
-        if not pod.deleting and pod.controller_uid == observed.podgangs[g.name].metadata.uid
-    )
+    chosen = [g.name for g in gangs if g.name in stale and g.pcs_replica == replica]
+    return sorted(_gang_pods(chosen, observed, by_gang))
 
 
 def _gang_pods(
     names: Collection[str], observed: Observed, by_gang: Mapping[str, list[PodRecord]]
 ) -> list[str]:
-    """Every pod of these gangs their live PodGang controls (a gang recycled whole)."""
+    """Every pod of these gangs their live PodGang controls (a gang replaced whole)."""
     return [
         pod.name
         for name in names

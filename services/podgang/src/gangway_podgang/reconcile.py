@@ -40,7 +40,7 @@ from gangway_podgang.report import Reporter
 from gangway_podgang.scaling import scales_of
 from gangway_podgang.step import Phantom, Step
 from gangway_podgang.stream import GangStream
-from gangway_podgang.termination import Recycling, cliques_of, recycling
+from gangway_podgang.termination import DEFAULT_DELAY_TEXT, Recycling, cliques_of, recycling
 from gangway_podgang.writes import Actuator
 from gangway_runtime import tracing
 
@@ -176,8 +176,9 @@ class Reconciler:
             plan, focus = plan_podgangs(pcs, binding, scales), None
         if focus is None:  # looked at whole: which gangs are past terminationDelay
             due = recycling(pcs, plan, workload.podcliques, workload.podgangs, datetime.now(UTC))
-        else:
-            due = before.recycling if before is not None else Recycling()
+            recycled = cliques_of(due, plan, workload.podcliques)
+        else:  # a partial decision recycles nothing; it keeps the whole one's word
+            due, recycled = before.recycling if before is not None else Recycling(), ()
         decision = decide(
             plan.gangs,
             pcs.metadata.namespace,
@@ -186,14 +187,14 @@ class Reconciler:
             owner_uid=pcs.metadata.uid,
             rolling=pcs.spec.rolls_updates,
             focus=focus,
-            recycle=due.gangs if focus is None else (),
+            recycle=due.gangs,  # acted on only in a whole decision
         )
         services, stale = services_to_write(pcs, plan, workload.services, focus)
         decision = replace(
             decision,
             write_services=services,
             delete_services=stale,
-            delete_cliques=cliques_of(due, plan, workload.podcliques) if focus is None else (),
+            delete_cliques=recycled,
         )
         return Step(pcs, workload, backend, plan, decision, binding=binding, recycling=due)
 
@@ -203,7 +204,7 @@ class Reconciler:
         if not found.gangs:
             return
         meta = step.pcs.metadata
-        delay = step.pcs.spec.template.termination_delay or "4h"
+        delay = step.pcs.spec.template.termination_delay or DEFAULT_DELAY_TEXT
         bases = {g.name: g.base for g in step.plan.gangs}
         for gang in found.gangs:
             # A scaled gang goes for its own cliques, or with its base gang.

@@ -31,10 +31,12 @@ from gangway_contracts import durations
 from gangway_contracts.cliques import MIN_AVAILABLE_BREACHED, PODCLIQUE_SCHEDULED
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.k8s import Condition
-from gangway_podgang.cliques import PodCliqueView
+from gangway_contracts.subjects import Kind
+from gangway_podgang.cliques import CliqueDelete, PodCliqueView
 from gangway_podgang.plan import Plan
 
-DEFAULT_DELAY: Final = 4 * 3600.0  # Grove's default terminationDelay
+DEFAULT_DELAY_TEXT: Final = "4h"  # Grove's default terminationDelay
+DEFAULT_DELAY: Final = durations.seconds(DEFAULT_DELAY_TEXT)
 # How soon after a PodClique is made its first status is written: a PodCliqueScheduled=False
 # from then is its first word, not a transition (Grove's InitialScheduleGrace is 5 s;
 # podgang writes statuses after a reconcile's gang writes, so it allows more).
@@ -127,13 +129,15 @@ def recycling(
 
 def cliques_of(
     found: Recycling, plan: Plan, cliques: Mapping[str, PodCliqueView]
-) -> tuple[tuple[str, str, str], ...]:
-    """(gang, PodClique, uid) of every PodClique of the recycled gangs: deleted with their
-    pods, in the same round, so no later decision takes them for candidates again (made
-    again fresh, they are none until the new gang has run)."""
+) -> tuple[CliqueDelete, ...]:
+    """Every PodClique of the recycled gangs: deleted with their pods, in the same round, so
+    no later decision takes them for candidates again (made again fresh, they are none until
+    the new gang has run)."""
     recycled = set(found.gangs)
     return tuple(
-        (gang.name, group.name, live.metadata.uid)
+        CliqueDelete(
+            Kind.PODCLIQUE, group.name, live.metadata.namespace, live.metadata.uid, gang.name
+        )
         for gang in plan.gangs
         if gang.name in recycled
         for group in gang.podgroups

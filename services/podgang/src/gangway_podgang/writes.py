@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final, TypeVar
@@ -66,6 +66,11 @@ UNGATE: Final = {
 }
 
 
+# What the model holds of the kinds a decision waits on by name, besides PodGangs and pods.
+_BY_NAME: Final[dict[str, Callable[[Workload], Mapping[str, Any]]]] = {
+    Kind.SERVICE: lambda w: w.services,
+    Kind.PODCLIQUE: lambda w: w.podcliques,
+}
 _RESOURCES: Final[dict[str, ApiResource]] = {
     Kind.PODGANG: PODGANGS,
     Kind.SERVICE: SERVICES,
@@ -91,13 +96,9 @@ class Expectation:
             if (gang := workload.podgangs.get(self.name)) is not None:
                 meta = gang.metadata
                 seen = meta.resource_version, meta.deletion_timestamp is not None
-        elif self.kind == Kind.SERVICE:
-            if (service := workload.services.get(self.name)) is not None:
-                meta = service.metadata
-                seen = meta.resource_version, meta.deletion_timestamp is not None
-        elif self.kind == Kind.PODCLIQUE:
-            if (clique := workload.podcliques.get(self.name)) is not None:
-                meta = clique.metadata
+        elif self.kind in _BY_NAME:
+            if (found := _BY_NAME[self.kind](workload).get(self.name)) is not None:
+                meta = found.metadata
                 seen = meta.resource_version, meta.deletion_timestamp is not None
         elif (pod := workload.pods.get(self.name)) is not None:
             seen = pod.resource_version, pod.deleting
@@ -223,10 +224,7 @@ class Actuator:
                 self._delete_podgang(pcs, workload.podgangs[name])
                 for name in decision.delete_podgangs
             ],
-            *[
-                self._delete_clique(pcs.metadata.namespace, gang, name, uid)
-                for gang, name, uid in decision.delete_cliques
-            ],
+            *[self._delete_clique(gone) for gone in decision.delete_cliques],
             *[self._update_spec(live, spec) for live, spec in decision.update_specs],
             *[self._create_pods(pcs, batch, backend) for batch in decision.create_pods],
             *[self._delete_pod(workload.pods[name]) for name in decision.delete_pods],
@@ -276,12 +274,10 @@ class Actuator:
         )
         return [Expectation(Kind.PODGANG, meta.name, None)]
 
-    async def _delete_clique(
-        self, namespace: str, gang: str, name: str, uid: str
-    ) -> list[Expectation]:
+    async def _delete_clique(self, gone: CliqueDelete) -> list[Expectation]:
         """A recycled gang's PodClique (its status starts again with the gang)."""
-        await self._delete(Kind.PODCLIQUE, namespace, name, uid, gang=gang)
-        return [Expectation(Kind.PODCLIQUE, name, None)]
+        await self._delete(gone.kind, gone.namespace, gone.name, gone.uid, gang=gone.gang)
+        return [Expectation(gone.kind, gone.name, None)]
 
     async def _write_service(self, pcs: PodCliqueSet, service: ServiceWrite) -> list[Expectation]:
         """Create a replica's headless Service, or put back the spec fields Gangway sets
@@ -327,7 +323,7 @@ class Actuator:
             asyncio.gather(*(self._write_clique(w) for w in writes)),
             asyncio.gather(*(self._write_status(w) for w in statuses)),
             asyncio.gather(
-                *(self._delete(d.kind, d.namespace, d.name, d.uid, gang="") for d in deletes)
+                *(self._delete(d.kind, d.namespace, d.name, d.uid, gang=d.gang) for d in deletes)
             ),
         )
         return (
