@@ -93,12 +93,16 @@ class Manifests:
         wanted = pcs.topology_name
         return next((b for b in self.bindings if wanted is None or b.metadata.name == wanted), None)
 
+    def levels_for(self, pcs: PodCliqueSet) -> list[str] | None:
+        """The topology levels of its binding, broadest first; None: no binding here
+        (admission's checks then read Grove's domains)."""
+        binding = self.binding_for(pcs)
+        return [level.domain for level in binding.spec.levels] if binding else None
+
     def plan(self, pcs: PodCliqueSet) -> Plan:
         """The PodGangs and pods of ``pcs``; FieldErrors when admission would refuse it (the
         same structural checks the webhook and ``gangway validate`` run): ``plan`` and
         ``render`` answer only for what the cluster takes."""
-        binding = self.binding_for(pcs)
-        levels = [level.domain for level in binding.spec.levels] if binding else None
-        if errors := check_podcliqueset(pcs, levels).errors:
+        if errors := check_podcliqueset(pcs, self.levels_for(pcs)).errors:
             raise FieldErrors(errors)
-        return plan_podgangs(pcs, binding)
+        return plan_podgangs(pcs, self.binding_for(pcs))

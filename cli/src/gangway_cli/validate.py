@@ -70,9 +70,8 @@ def _validate(
     """One PodCliqueSet's verdict: notes and errors on stderr (each after ``which``), the
     admission on stdout; 1 if refused."""
     notes = []
-    binding = manifests.binding_for(pcs)
-    levels = [level.domain for level in binding.spec.levels] if binding else None
-    if binding is None and pcs.topology_name:
+    levels = manifests.levels_for(pcs)
+    if levels is None and pcs.topology_name:
         notes.append(
             f'skipped: ClusterTopologyBinding "{pcs.topology_name}" is not in {file}: '
             "topology levels read as Grove's domains"
