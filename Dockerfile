@@ -3,11 +3,16 @@
 #   | gangway_backend_coscheduling | gangway_backend_koordinator | gangway_backend_volcano
 #   | gangway_admission, or gangway deploy … (deploy/'s jobs).
 # Build from the repository root:  docker build -t gangway:0.1.0 .
-# Not built by CI here (its machine has no container engine); docs/operations.md says what
-# was checked instead.
+# With no registry, `make image` builds it with podman on a Debian base and a uv image it
+# makes locally, passed as BASE_IMAGE and UV_IMAGE (the tests on a real node run it).
 
-FROM python:3.11-slim-bookworm AS build
-COPY --from=ghcr.io/astral-sh/uv:0.13.9 /uv /usr/local/bin/uv
+# A Debian bookworm image with python3.11 (python.org's or Debian's), and one with /uv.
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+ARG UV_IMAGE=ghcr.io/astral-sh/uv:0.13.9
+FROM ${UV_IMAGE} AS uv
+
+FROM ${BASE_IMAGE} AS build
+COPY --from=uv /uv /usr/local/bin/uv
 # Compiled bytecode at build time: the root filesystem is read-only at run time.
 ENV UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never \
     UV_PROJECT_ENVIRONMENT=/app/venv
@@ -20,7 +25,7 @@ COPY services services
 COPY cli cli
 RUN uv sync --frozen --no-dev --all-packages --no-editable
 
-FROM python:3.11-slim-bookworm
+FROM ${BASE_IMAGE}
 COPY --from=build /app/venv /app/venv
 ENV PATH=/app/venv/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 # The same unprivileged user deploy/'s pods run as (runAsNonRoot, restricted).

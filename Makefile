@@ -1,5 +1,5 @@
 # The two commands people run. Everything they need is installed by tools/bootstrap.sh.
-.PHONY: up test lint typecheck unit integration schema crds bootstrap
+.PHONY: up test lint typecheck unit integration schema crds bootstrap image
 
 # uv lands here when tools/bootstrap.sh installs it with pip --user.
 export PATH := $(HOME)/.local/bin:$(PATH)
@@ -23,6 +23,10 @@ typecheck:
 	uv run --frozen mypy
 	uv run --frozen mypy tests
 	uv run --frozen mypy bench
+
+# Gangway's image, with podman and no registry (docs/operations.md, "Building the image").
+image: bootstrap
+	uv run --frozen python -m gangway_localcluster.images
 
 unit: bootstrap
 	uv run --frozen pytest tests/unit
