@@ -53,6 +53,35 @@ POD_CIDR: Final = "10.128.0.0/16"  # kwok's pod IPs: apart from the service rang
 SCHEDULER_VERBOSITY: Final = 1
 SCHEDULER_LOG_BYTES: Final = 20 * 1024 * 1024
 ADMIN_USER: Final = "gangway-admin"
+LOOPBACK: Final = "127.0.0.1"
+# The `kubernetes` Service: the first address of SERVICE_CIDR, and its names.
+KUBERNETES_SERVICE_IP: Final = "10.0.0.1"
+KUBERNETES_SERVICE_NAMES: Final = (
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster.local",
+)
+# What an in-cluster install needs beyond the loopback set: Deployments, the StatefulSet of
+# NATS and its volumes, the chart's Jobs, default ServiceAccounts, kube-root-ca.crt.
+IN_CLUSTER_CONTROLLERS: Final = [
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+    "job-controller",
+    "cronjob-controller",
+    "ttl-after-finished-controller",
+    "endpoints-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "root-ca-certificate-publisher-controller",
+    "persistentvolume-binder-controller",
+    "persistentvolume-protection-controller",
+    "persistentvolumeclaim-protection-controller",
+    "disruption-controller",
+    "clusterrole-aggregation-controller",
+    "pod-garbage-collector-controller",
+]
 FIELD_MANAGER: Final = "gangway-localcluster"
 
 
@@ -88,6 +117,9 @@ class ControlPlane(processes.Supervised):
     _admin: KeyPair
     _etcd_url: str = ""
     crds: tuple[Path, ...] = ()  # the CRD files start() installed
+    # Where the API server listens and what it advertises: loopback, or the address a real
+    # node and its pods reach it at (:mod:`gangway_localcluster.realnode`).
+    address: str = LOOPBACK
     # The other backends' schedulers running, by backend → the schedulerName each serves.
     schedulers: dict[str, str] = field(default_factory=dict)
 
@@ -103,12 +135,16 @@ class ControlPlane(processes.Supervised):
         crds: Iterable[Path] = (),
         scheduling: bool = False,
         schedulers: Mapping[str, str] | None = None,
+        in_cluster_address: str | None = None,
     ) -> ControlPlane:
         """Start everything; ``crds`` are installed before the controller manager starts,
         so its garbage collector watches them from its first discovery (else ~30 s later).
         ``scheduling``: kube-scheduler and kwok too (nodes come from :meth:`add_nodes`);
         ``schedulers``: other backends' schedulers as well, by backend (a key of
-        :data:`LOCAL_SCHEDULERS`) → the schedulerName it serves, each with its CRDs."""
+        :data:`LOCAL_SCHEDULERS`) → the schedulerName it serves, each with its CRDs.
+        ``in_cluster_address``: serve a real node's pods too: listen and advertise there
+        (the ``kubernetes`` Service's endpoint), with ServiceAccount tokens and the
+        controllers in-cluster clients and the chart need."""
         schedulers = dict(schedulers or {})
         if unknown := sorted(set(schedulers) - set(LOCAL_SCHEDULERS)):
             known = ", ".join(LOCAL_SCHEDULERS)
@@ -132,9 +168,11 @@ class ControlPlane(processes.Supervised):
         client_ca = CertificateAuthority("gangway-local-client-ca")
         (pki / "serving-ca.crt").write_bytes(serving_ca.cert_pem)
         (pki / "client-ca.crt").write_bytes(client_ca.cert_pem)
-        serving_ca.issue("kube-apiserver", hosts=("127.0.0.1", "localhost"), server=True).write(
-            pki, "apiserver"
-        )
+        address = in_cluster_address or LOOPBACK
+        hosts: tuple[str, ...] = (address, "localhost")
+        if in_cluster_address:  # in-cluster clients dial the `kubernetes` Service
+            hosts += (KUBERNETES_SERVICE_IP, *KUBERNETES_SERVICE_NAMES)
+        serving_ca.issue("kube-apiserver", hosts=hosts, server=True).write(pki, "apiserver")
         _, sa_key = signing_key_pair().write(pki, "sa-signer")
         admin = client_ca.issue(ADMIN_USER, orgs=("system:masters",))
 
@@ -148,6 +186,7 @@ class ControlPlane(processes.Supervised):
             _ca_pem=serving_ca.cert_pem,
             _admin=admin,
             _owns_workdir=owns,
+            address=address,
         )
         try:
             cp._etcd_url = cp._start_etcd()
@@ -209,17 +248,15 @@ class ControlPlane(processes.Supervised):
         sa_pub, sa_key = pki / "sa-signer.crt", pki / "sa-signer.key"
         for _ in range(1 if port else 3):
             chosen = port or processes.free_port()
-            server = f"https://127.0.0.1:{chosen}"
+            server = f"https://{self.address}:{chosen}"
             child = processes.start(
                 "kube-apiserver",
                 [
                     self.binaries.kube_apiserver,
                     f"--etcd-servers={self._etcd_url}",
-                    "--bind-address=127.0.0.1",
-                    "--advertise-address=127.0.0.1",
-                    # 1.37 refuses a loopback address for the `kubernetes` Service's endpoints;
-                    # nothing here reaches the API server through that Service.
-                    "--endpoint-reconciler-type=none",
+                    f"--bind-address={self.address}",
+                    f"--advertise-address={self.address}",
+                    *self._access_args,
                     f"--secure-port={chosen}",
                     f"--tls-cert-file={cert}",
                     f"--tls-private-key-file={key}",
@@ -230,10 +267,6 @@ class ControlPlane(processes.Supervised):
                     f"--service-account-issuer={server}",
                     f"--service-account-key-file={sa_pub}",
                     f"--service-account-signing-key-file={sa_key}",
-                    # No controller creates default ServiceAccounts for pods here (as envtest),
-                    # and none would lift the not-ready taint TaintNodesByCondition puts on a
-                    # new node (the node lifecycle controller; kwok marks nodes Ready itself).
-                    "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
                     "--allow-privileged=true",
                     f"--feature-gates={self.feature_gates}",
                     f"--runtime-config=scheduling.k8s.io/{self.workload_api_version}=true",
@@ -265,6 +298,33 @@ class ControlPlane(processes.Supervised):
         return feature_gates(self.binaries.minor)
 
     @property
+    def in_cluster(self) -> bool:
+        return self.address != LOOPBACK
+
+    @property
+    def _access_args(self) -> list[str]:
+        """How clients reach the API server and it reaches them."""
+        if not self.in_cluster:
+            return [
+                # 1.37 refuses a loopback address for the `kubernetes` Service's endpoints;
+                # nothing here reaches the API server through that Service.
+                "--endpoint-reconciler-type=none",
+                # No controller creates default ServiceAccounts for pods here (as envtest),
+                # and none would lift the not-ready taint TaintNodesByCondition puts on a
+                # new node (the node lifecycle controller; kwok marks nodes Ready itself).
+                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+            ]
+        return [
+            # Pods get ServiceAccount tokens; the node's kubelet has no taint to lift.
+            "--disable-admission-plugins=TaintNodesByCondition",
+            # A webhook's Service is dialled at its pods' IPs (routed to the node), not at a
+            # ClusterIP only kube-proxy in the node's network namespace translates.
+            "--enable-aggregator-routing=true",
+            # `kubectl logs`: dial the kubelet at its node's IP, not a name no DNS here knows.
+            "--kubelet-preferred-address-types=InternalIP",
+        ]
+
+    @property
     def _controllers(self) -> list[str]:
         """Owner-reference GC, namespace deletion, the endpoint slices of Services (the
         names a headless Service gives its pods), the HPAs Gangway makes of Grove's
@@ -279,6 +339,8 @@ class ControlPlane(processes.Supervised):
         ]
         if self.workload_api_version != "v1alpha1":
             found.append("podgroup-protection-controller")
+        if self.in_cluster:
+            found += IN_CLUSTER_CONTROLLERS
         return found
 
     def _start_controller_manager(self, sa_key: Path) -> None:
@@ -291,6 +353,8 @@ class ControlPlane(processes.Supervised):
                 "--leader-elect=false",
                 "--secure-port=0",
                 f"--service-account-private-key-file={sa_key}",
+                # Pods' kube-root-ca.crt: the CA that signed the API server's certificate.
+                f"--root-ca-file={self.workdir / 'pki' / 'serving-ca.crt'}",
                 "--use-service-account-credentials=false",
                 # No metrics server runs here: an HPA acts on its bounds alone; looked at
                 # every 2 s instead of 15 so a changed bound shows at once.

@@ -26,17 +26,17 @@ def ensure_coredns(log: bool = False) -> Path:
     return COREDNS.build(log) / BINARY
 
 
-def corefile(kubeconfig: Path, port: int, ready_port: int) -> str:
-    """One zone, the cluster's, on ``127.0.0.1:port``: Services and their endpoints' names
+def corefile(kubeconfig: Path, port: int, ready_port: int, bind: str = "127.0.0.1") -> str:
+    """One zone, the cluster's, on ``bind:port``: Services and their endpoints' names
     as the API server says (pod records off: Grove's addresses are the Services'); ``/ready``
     answers once the plugin has listed what it watches."""
     return f"""\
 {CLUSTER_DOMAIN}:{port} {{
-    bind 127.0.0.1
+    bind {bind}
     kubernetes {CLUSTER_DOMAIN} {{
         kubeconfig {kubeconfig}
     }}
-    ready 127.0.0.1:{ready_port}
+    ready {bind}:{ready_port}
     errors
 }}
 """
