@@ -60,7 +60,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 Adjust one object in place: labels, and for workloads the image pull policy and secrets,
-replicas, resources, ``.checksum`` of the configuration (pods roll when it changes, as
+replicas, resources (NATS's too), Jobs named by revision, ``.checksum`` of the configuration (pods roll when it changes, as
 kustomize's hashed ConfigMap names make them), NATS's volume.
 */}}
 {{- define "gangway.adjust" -}}
@@ -89,12 +89,19 @@ kustomize's hashed ConfigMap names make them), NATS's volume.
 {{- $_ := set $template.spec "imagePullSecrets" $v.imagePullSecrets }}
 {{- end }}
 {{- end }}
+{{- if eq $obj.kind "Job" }}
+{{- /* A Job's pod template cannot change: each revision runs Jobs of its own (the last
+     revision's are deleted as no longer in the release), so an upgrade to a new image
+     runs the setup again instead of failing on the old Job. */}}
+{{- $_ := set $obj.metadata "name" (printf "%s-r%d" $obj.metadata.name $root.Release.Revision) }}
+{{- end }}
 {{- if eq $obj.kind "Deployment" }}
 {{- $knobs := include "gangway.knobs" (dict "name" $obj.metadata.name "root" $root) | fromYaml }}
 {{- $_ := set $obj.spec "replicas" $knobs.replicas }}
 {{- $_ := set (index $template.spec.containers 0) "resources" $knobs.resources }}
 {{- end }}
 {{- if and (eq $obj.kind "StatefulSet") (eq $obj.metadata.name "gangway-nats") }}
+{{- $_ := set (index $template.spec.containers 0) "resources" $v.nats.resources }}
 {{- $claimTemplate := index $obj.spec.volumeClaimTemplates 0 }}
 {{- $_ := set $claimTemplate.metadata "labels" $partOf }}
 {{- $claim := $claimTemplate.spec }}
