@@ -127,7 +127,7 @@ class RealNode(processes.Supervised):
         )
         try:
             node._start_containerd()
-            node._load(node_images.all())
+            node.load(node_images.all())
             node._start_dns(dns)
             node._start_kubelet(kubelet)
             node._start_kube_proxy(kube_proxy)
@@ -180,7 +180,7 @@ class RealNode(processes.Supervised):
     def _joined(self, args: list[str | Path]) -> list[str | Path]:
         return ["nsenter", "-t", str(self._containerd_pid), "-m", "-n", *args]
 
-    def _load(self, names: Sequence[str]) -> None:
+    def load(self, names: Sequence[str]) -> None:
         """The images, from podman's store into containerd's (the kubelet never pulls)."""
         archive = save(names, self.workdir / "images.tar")
         subprocess.run(
