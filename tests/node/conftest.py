@@ -4,8 +4,9 @@ realnode`) joined to a local control plane running kube-scheduler and KAI, and w
 whose containers really run. Needs root (a network namespace, containerd, the kubelet); the
 packages it needs are installed by tools/node-packages.sh on first use.
 
-One node, one release for the whole suite: every test here runs on one xdist worker, in
-file order; the chart's removal is the last test's.
+One node for the whole suite, every test on one xdist worker in file order: the chart
+installed (1), workloads (2), a restart, an upgrade and the chart's removal (3), then the
+kustomize overlay installed and removed on the same node (4).
 """
 
 from __future__ import annotations

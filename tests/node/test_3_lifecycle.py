@@ -1,7 +1,7 @@
 """Gangway's own pods on the real node over their life: a killed container is restarted and
 work goes on; ``helm upgrade`` to a new image replaces Gangway's pods and no workload's;
 ``helm uninstall`` removes Gangway and keeps the CRDs, the PodCliqueSets and their pods
-(docs/operations.md, "Upgrade" and "Uninstall"). The last file of the suite: it uninstalls.
+(docs/operations.md, "Upgrade" and "Uninstall"). Only test_4_kustomize.py comes after.
 """
 
 from __future__ import annotations

@@ -40,16 +40,23 @@ class Release:
     def cluster(self) -> ControlPlane:
         return self.node.control_plane
 
-    def helm(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def helm(self, *args: str) -> None:
+        self._run(ensure_helm(), *args)
+
+    def kubectl(self, *args: str) -> None:
+        self._run(self.cluster.binaries.kubectl, *args)
+
+    def _run(self, binary: Path, *args: str) -> None:
+        """``binary args`` against the node's cluster; fails with what it said (without
+        helm's notes on the chart's links)."""
         done = subprocess.run(
-            [str(ensure_helm()), *args, "--kubeconfig", str(self.cluster.kubeconfig)],
+            [str(binary), *args, "--kubeconfig", str(self.cluster.kubeconfig)],
             capture_output=True,
             text=True,
             check=False,
         )
         said = [line for line in done.stderr.splitlines() if not line.startswith("level=")]
-        assert done.returncode == 0, f"helm {' '.join(args[:2])}: " + "\n".join(said)[-3000:]
-        return done
+        assert done.returncode == 0, f"{binary.name} {args[0]}: " + "\n".join(said)[-3000:]
 
 
 def eventually(
@@ -180,7 +187,7 @@ def install(node: RealNode, workdir: Path) -> Release:
     )
     cluster = node.control_plane
     eventually(
-        lambda: _installed(cluster),
+        lambda: installed(cluster),
         "Gangway pod Ready on the node",
         diagnose=lambda: describe(cluster, NAMESPACE),
     )
@@ -196,7 +203,7 @@ DEPLOYMENTS: Final = (
 )
 
 
-def _installed(cluster: ControlPlane) -> bool:
+def installed(cluster: ControlPlane) -> bool:
     """Every pod Ready or done, one of each Deployment's among them, the NATS servers."""
     found = all_ready(cluster, NAMESPACE) or []
     names = [p["metadata"]["name"] for p in found if is_ready(p)]
