@@ -17,15 +17,6 @@ from tests.chaos.scenario import System, start_system
 from tests.support.kube import admin_client, fresh_namespace
 
 
-# Before xdist's own hook reads the group (else each worker starts a control plane).
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/chaos" in str(item.path):
-            item.add_marker(pytest.mark.integration)
-            item.add_marker(pytest.mark.xdist_group("chaos"))
-
-
 @pytest.fixture(scope="session")
 def chaos_cluster() -> Iterator[ControlPlane]:
     with ControlPlane.start(crds=crd_files(), scheduling=True) as cp:

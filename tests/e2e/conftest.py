@@ -46,15 +46,6 @@ GANGWAY_CRDS = (  # as up names them: by file name
 )
 
 
-# Before xdist's own hook reads the group (else each worker starts an e2e control plane).
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/e2e" in str(item.path):
-            item.add_marker(pytest.mark.integration)
-            item.add_marker(pytest.mark.xdist_group("e2e"))  # one worker: one control plane
-
-
 @pytest.fixture(scope="session")
 def e2e_cluster() -> Iterator[ControlPlane]:
     with ControlPlane.start(

@@ -22,14 +22,6 @@ from gangway_localcluster.realnode import RealNode
 from tests.support.realnode import Release, install
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/node" in str(item.path):
-            item.add_marker(pytest.mark.integration)
-            item.add_marker(pytest.mark.xdist_group("real-node"))
-
-
 @pytest.fixture(scope="session")
 def real_node() -> Iterator[RealNode]:
     if os.geteuid() != 0:
