@@ -12,6 +12,8 @@ ARG UV_IMAGE=ghcr.io/astral-sh/uv:0.13.9
 FROM ${UV_IMAGE} AS uv
 
 FROM ${BASE_IMAGE} AS build
+# Marks both stages: `make image` removes the untagged ones a rebuild leaves behind.
+LABEL dev.gangway.image=gangway
 COPY --from=uv /uv /usr/local/bin/uv
 # Compiled bytecode at build time: the root filesystem is read-only at run time.
 ENV UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy UV_PYTHON_DOWNLOADS=never \
@@ -26,6 +28,7 @@ COPY cli cli
 RUN uv sync --frozen --no-dev --all-packages --no-editable
 
 FROM ${BASE_IMAGE}
+LABEL dev.gangway.image=gangway
 COPY --from=build /app/venv /app/venv
 ENV PATH=/app/venv/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 # The same unprivileged user deploy/'s pods run as (runAsNonRoot, restricted).

