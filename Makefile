@@ -11,7 +11,7 @@ up: bootstrap
 	uv run --frozen gangway up
 
 test: bootstrap lint typecheck
-	uv run --frozen python -m gangway_localcluster
+	uv run --frozen python -m gangway_localcluster --node
 	uv run --frozen pytest -n 2 --dist loadgroup tests
 
 lint:

@@ -1,5 +1,6 @@
 """``python -m gangway_localcluster``: build (or reuse) every binary the local cluster runs,
-and print where each is; ``--write-module`` regenerates the wrapper modules under tools/.
+and print where each is; ``--node`` also what the real node runs (root only: its kubelet,
+kube-proxy and images); ``--write-module`` regenerates the wrapper modules under tools/.
 
 Its own module: the schedulers' modules build with ``build``'s helpers, so ``build`` cannot
 import them back.
@@ -8,13 +9,16 @@ import them back.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from gangway_localcluster import (
     build,
     coredns,
     coscheduling,
     helm,
+    images,
     kai,
     koordinator,
     prometheus,
@@ -32,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
         help="regenerate the wrapper modules under tools/ (go.mod and go.sum) for the pinned "
         "versions",
     )
+    parser.add_argument(
+        "--node",
+        action="store_true",
+        help="also the real node's kubelet, kube-proxy and images (tests/node; needs root)",
+    )
     args = parser.parse_args(argv)
     if args.write_module:
         build.write_module(build.KUBERNETES_VERSION, build.TOOLS_MODULE)
@@ -45,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     binaries = build.ensure_binaries(log=True)
     scheduler = kai.ensure_kai(log=True)
-    paths = {
+    paths: dict[str, Path | str] = {
         **{f.replace("_", "-"): getattr(binaries, f) for f in build.BINARY_FIELDS},
         "kai-scheduler": scheduler.scheduler,
         "kai-binder": scheduler.binder,
@@ -54,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
         helm.BINARY: helm.ensure_helm(log=True),
         coredns.BINARY: coredns.ensure_coredns(log=True),
     }
+    if args.node and os.geteuid() != 0:
+        build.say("real node: not built (it needs root; tests/node will be skipped)")
+    elif args.node:
+        kubelet, kube_proxy = build.ensure_node_binaries(log=True)
+        made = images.ensure_node_images(log=True)
+        paths |= {"kubelet": kubelet, "kube-proxy": kube_proxy}
+        paths |= {f"image {i + 1}": name for i, name in enumerate(made.all())}
     for name, path in paths.items():
         print(f"{name}: {path}")
     return 0

@@ -19,6 +19,7 @@ build's downloads trust the host's CA certificates (a proxy's CA may be only the
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import subprocess
@@ -43,6 +44,7 @@ UV_PIN: Final = f"uv=={UV_VERSION}"
 PAUSE_IMAGE: Final = "localhost/gangway-pause:1"
 NATS_IMAGE_REPOSITORY: Final = "localhost/nats"
 GANGWAY_IMAGE_REPOSITORY: Final = "localhost/gangway"
+SYSTEM_COMMANDS: Final = ("/usr/sbin", "/sbin")
 IMAGE_LABEL: Final = "dev.gangway.image=gangway"  # the Dockerfile's, on both stages
 HOST_CA_BUNDLE: Final = Path("/etc/ssl/certs/ca-certificates.crt")
 # The packages the image and a real node need (tools/node-packages.sh installs them).
@@ -70,9 +72,19 @@ def _nats_version() -> str:
 def ensure_packages() -> None:
     """Install what podman images and a real node need, if a command is missing (Debian
     packages, by tools/node-packages.sh: it needs root)."""
+    _with_system_commands()
     if missing := [c for c in NEEDED_COMMANDS if shutil.which(c) is None]:
         say(f"installing the real node's packages ({', '.join(missing)} missing)")
         _run(["bash", str(REPO / "tools" / "node-packages.sh")])
+
+
+def _with_system_commands() -> None:
+    """Put /usr/sbin and /sbin on PATH if they are not: debootstrap, ip and runc live there
+    (containerd, started by us, finds runc on the PATH it inherits), and a shell that is not
+    a login shell may leave them out."""
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if missing := [d for d in SYSTEM_COMMANDS if d not in path]:
+        os.environ["PATH"] = os.pathsep.join([*path, *missing])
 
 
 def _run(args: Sequence[str | Path], *, cwd: Path | None = None) -> str:

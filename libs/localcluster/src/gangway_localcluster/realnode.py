@@ -41,7 +41,7 @@ import yaml
 from gangway_localcluster import coredns, processes
 from gangway_localcluster.build import cache_root, ensure_binaries, ensure_node_binaries, locked
 from gangway_localcluster.controlplane import APIError, ControlPlane
-from gangway_localcluster.images import NodeImages, ensure_node_images, save
+from gangway_localcluster.images import NodeImages, ensure_node_images, ensure_packages, save
 from gangway_localcluster.nodes import is_ready
 
 NODE_NAME: Final = "gangway-node"
@@ -99,6 +99,7 @@ class RealNode(processes.Supervised):
     ) -> RealNode:
         """Build what is missing, start the control plane on the host end and the node
         behind it, load the images, and wait for the node to be Ready."""
+        ensure_packages()
         node_images = node_images or ensure_node_images(log)
         binaries = ensure_binaries(log=log)
         kubelet, kube_proxy = ensure_node_binaries(log=log)
