@@ -33,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -44,6 +43,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
+
+from gangway_localcluster import processes
 
 KUBERNETES_VERSION: Final = "1.37.2"
 # The etcd k8s.io/kubernetes 1.37.2 itself requires (another version builds the one its
@@ -123,17 +124,7 @@ def go_env() -> dict[str, str]:
 
 
 def run_go(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        ["go", *args],
-        cwd=cwd,
-        env={**go_env(), **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"go {' '.join(args)} failed in {cwd}:\n{done.stderr[-4000:]}")
-    return done.stdout
+    return processes.run(["go", *args], cwd=cwd, env={**go_env(), **(env or {})})
 
 
 @contextmanager

