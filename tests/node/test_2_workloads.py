@@ -12,11 +12,11 @@ import pytest
 from gangway_contracts.labels import PODCLIQUE
 from gangway_podgang.startup import INIT_CONTAINER
 from tests.node.workloads import leader_and_worker
+from tests.support.podgang import condition
 from tests.support.realnode import (
     Release,
     all_ready,
     apply,
-    condition,
     describe,
     eventually,
     log,
@@ -70,7 +70,7 @@ def started(pod: dict[str, Any], container: str) -> datetime:
 def test_the_workers_start_once_their_leader_is_ready(running: list[dict[str, Any]]) -> None:
     (leader,) = role(running, "leader")
     ready = condition(leader, "Ready")
-    assert ready is not None
+    assert ready
     leader_ready = datetime.fromisoformat(ready["lastTransitionTime"])
     assert (leader_ready - started(leader, "leader")).total_seconds() >= 2  # it listens late
     for worker in role(running, "worker"):

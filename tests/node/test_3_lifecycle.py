@@ -80,6 +80,8 @@ def test_an_upgrade_to_a_new_image_replaces_gangways_pods_and_no_workloads(
         ["podman", "tag", release.node.images.gangway, f"{repository}:{NEXT_TAG}"], check=True
     )
     release.node.load([f"{repository}:{NEXT_TAG}"])
+    # The node has it now; the tag goes (rmi of one of two names only untags).
+    subprocess.run(["podman", "rmi", f"{repository}:{NEXT_TAG}"], check=True, capture_output=True)
     release.helm(
         *("upgrade", RELEASE, str(CHART), "--namespace", NAMESPACE, "--reuse-values"),
         *("--set", f"image.tag={NEXT_TAG}"),

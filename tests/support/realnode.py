@@ -20,6 +20,7 @@ from gangway_localcluster.controlplane import APIError, ControlPlane
 from gangway_localcluster.helm import ensure_helm
 from gangway_localcluster.realnode import NODE_NAME, PODS_CGROUP, RealNode
 from tests.support.chart import CHART
+from tests.support.podgang import condition
 
 NAMESPACE: Final = "gangway-system"
 RELEASE: Final = "gangway"
@@ -84,13 +85,8 @@ def pods(cluster: ControlPlane, namespace: str, selector: str = "") -> list[dict
     return items
 
 
-def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
-    return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == kind), None)
-
-
 def is_ready(pod: dict[str, Any]) -> bool:
-    found = condition(pod, "Ready")
-    return found is not None and found["status"] == "True"
+    return condition(pod, "Ready").get("status") == "True"
 
 
 def succeeded(pod: dict[str, Any]) -> bool:

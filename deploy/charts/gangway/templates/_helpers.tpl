@@ -60,8 +60,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 Adjust one object in place: labels, and for workloads the image pull policy and secrets,
-replicas, resources (NATS's too), Jobs named by revision, ``.checksum`` of the configuration (pods roll when it changes, as
-kustomize's hashed ConfigMap names make them), NATS's volume.
+replicas, resources (NATS's too), Jobs named by revision, ``.checksum`` of the
+configuration (pods roll when it changes, as kustomize's hashed ConfigMap names make them),
+NATS's volume.
 */}}
 {{- define "gangway.adjust" -}}
 {{- $obj := .obj }}
