@@ -40,6 +40,7 @@ class CliqueWriter:
             return  # nothing was planned: what exists is kept, as its gangs are
         ns = pcs.metadata.namespace
         versions: dict[tuple[str, str], str] = {
+            **workload.gone,  # mirrored as deleted: a create remembered before is past
             **{
                 (Kind.PODCLIQUE, n): c.metadata.resource_version
                 for n, c in workload.podcliques.items()

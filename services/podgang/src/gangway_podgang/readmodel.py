@@ -65,6 +65,10 @@ VIEWS: dict[str, type[Object]] = {
     Kind.HPA: AutoscalerView,
     Kind.CLUSTERTOPOLOGYBINDING: ClusterTopologyBinding,
 }
+# The kinds clique_writes.py writes and remembers: their deletes are kept as ``gone``.
+_REMEMBERED_GONE = frozenset({Kind.PODCLIQUE, Kind.PODCLIQUESCALINGGROUP, Kind.HPA})
+# Deletes kept per PodCliqueSet; one forgotten costs one create answered 409.
+_GONE_AT_MOST = 1000
 _BATCH = 1000
 # The server drops the consumer this long after the service stops asking.
 _INACTIVE_SECONDS = 60.0
@@ -84,6 +88,11 @@ class Workload:
     podcliques: dict[str, PodCliqueView] = field(default_factory=dict)
     scaling_groups: dict[str, ScalingGroupView] = field(default_factory=dict)
     autoscalers: dict[str, AutoscalerView] = field(default_factory=dict)
+    # The resourceVersion of each PodClique, scaling group and HPA mirrored as deleted, by
+    # (kind, name), until it is made again: a write of this process remembered as "not shown
+    # yet" is known to be past (a create and its delete mirrored before a reconcile ran would
+    # otherwise read as still on its way, and the object would never be made again).
+    gone: dict[tuple[str, str], str] = field(default_factory=dict)
     # The gangs whose PodGang, pods or Service changed since the reconciler last took them.
     touched: set[str] = field(default_factory=set)
     # Its key in the model: every object filed under it refers to this one tuple.
@@ -98,6 +107,7 @@ class Workload:
             dict(self.podcliques),
             dict(self.scaling_groups),
             dict(self.autoscalers),
+            gone=dict(self.gone),
             key=self.key,
         )
 
@@ -116,6 +126,28 @@ def decode_object(kind: str, record: ObjectRecord) -> Object:
     if kind not in VIEWS:
         raise ValueError(f"podgang reads no {kind} records")
     return msgspec.json.decode(record.object, type=VIEWS[kind])
+
+
+def _add(workload: Workload, name: str, obj: Object) -> None:
+    """Put one object (no topology binding: those are the model's own) in its workload."""
+    if isinstance(obj, PodCliqueSet):
+        workload.podcliqueset = obj
+    elif isinstance(obj, PodGang):
+        workload.podgangs[name] = compact_podgang(obj)
+        workload.touched.add(name)
+    elif isinstance(obj, Service):
+        workload.services[name] = obj
+        workload.touched.add(name)
+    # No gang waits for a PodClique or scaling group (clique_writes.py): not touched.
+    elif isinstance(obj, PodCliqueView):
+        workload.podcliques[name] = obj
+    elif isinstance(obj, ScalingGroupView):
+        workload.scaling_groups[name] = obj
+    elif isinstance(obj, AutoscalerView):
+        workload.autoscalers[name] = obj
+    elif isinstance(obj, Pod):
+        pod = workload.pods[name] = compact_pod(obj)
+        workload.touched.add(pod.gang)
 
 
 class ReadModel:
@@ -233,7 +265,7 @@ class ReadModel:
             filed = self._filed[group] = {}
         previous = filed.pop(name, None)
         if previous is not None:
-            self._remove(kind, previous, name)
+            self._remove(kind, previous, name, gone_at=None if obj else record.resource_version)
         if obj is None or isinstance(obj, ClusterTopologyBinding):
             return
         key = workload_of(kind, record.namespace, obj.metadata.labels, name)
@@ -243,30 +275,20 @@ class ReadModel:
         if workload is None:
             key = (sys.intern(key[0]), sys.intern(key[1]))
             workload = self._workloads[key] = Workload(key=key)
-        if isinstance(obj, PodCliqueSet):
-            workload.podcliqueset = obj
-        elif isinstance(obj, PodGang):
-            workload.podgangs[name] = compact_podgang(obj)
-            workload.touched.add(name)
-        elif isinstance(obj, Service):
-            workload.services[name] = obj
-            workload.touched.add(name)
-        # No gang waits for a PodClique or scaling group (clique_writes.py): not touched.
-        elif isinstance(obj, PodCliqueView):
-            workload.podcliques[name] = obj
-        elif isinstance(obj, ScalingGroupView):
-            workload.scaling_groups[name] = obj
-        elif isinstance(obj, AutoscalerView):
-            workload.autoscalers[name] = obj
-        else:
-            pod = workload.pods[name] = compact_pod(obj)
-            workload.touched.add(pod.gang)
+        _add(workload, name, obj)
+        if workload.gone:
+            workload.gone.pop((kind, name), None)  # made again
         filed[name] = workload.key
 
-    def _remove(self, kind: str, key: WorkloadKey, name: str) -> None:
+    def _remove(self, kind: str, key: WorkloadKey, name: str, gone_at: str | None) -> None:
+        """Unfile one object; ``gone_at``: the version its delete was mirrored at."""
         workload = self._workloads.get(key)
         if workload is None:
             return
+        if gone_at is not None and kind in _REMEMBERED_GONE:
+            if len(workload.gone) >= _GONE_AT_MOST:  # the oldest first (a dict keeps order)
+                del workload.gone[next(iter(workload.gone))]
+            workload.gone[kind, name] = gone_at
         if kind == Kind.PODCLIQUESET:
             workload.podcliqueset = None
         elif kind == Kind.PODGANG:
