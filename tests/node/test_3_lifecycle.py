@@ -24,6 +24,7 @@ from tests.support.realnode import (
     pods,
     restarts,
     workload_pods,
+    workload_sets,
 )
 
 NEXT_TAG = "0.1.0-next"
@@ -110,7 +111,8 @@ def test_an_upgrade_to_a_new_image_replaces_gangways_pods_and_no_workloads(
 def test_uninstall_removes_gangway_and_keeps_the_crds_and_the_workloads(
     release: Release,
 ) -> None:
-    before = workload_pods(release.cluster)
+    before, sets = workload_pods(release.cluster), workload_sets(release.cluster)
+    assert sets, "the tests before left workloads to keep"
     release.helm("uninstall", RELEASE, "--namespace", NAMESPACE, "--wait")
     eventually(lambda: not gangway_image_pods(release), "Gangway's pods gone")
     _, crds = release.cluster.request(
@@ -118,7 +120,6 @@ def test_uninstall_removes_gangway_and_keeps_the_crds_and_the_workloads(
     )
     names = {c["metadata"]["name"] for c in crds["items"]}
     assert {"podcliquesets.grove.io", "podgangs.scheduler.grove.io"} <= names
-    _, sets = release.cluster.request("GET", "/apis/grove.io/v1alpha1/podcliquesets")
-    assert len(sets["items"]) >= 4
+    assert workload_sets(release.cluster) == sets
     after = workload_pods(release.cluster)
     assert {name: after.get(name) for name in before} == before

@@ -18,7 +18,15 @@ from gangway_localcluster.controlplane import APIError
 from tests.node.test_3_lifecycle import gangway_image_pods, runs_new_work
 from tests.node.workloads import sleepers
 from tests.support.deploy import rendered
-from tests.support.realnode import NAMESPACE, Release, apply, describe, eventually, installed
+from tests.support.realnode import (
+    NAMESPACE,
+    Release,
+    apply,
+    describe,
+    eventually,
+    installed,
+    workload_sets,
+)
 
 OVERLAY = "self-signed"
 
@@ -59,8 +67,8 @@ def test_the_overlay_runs_and_its_webhook_refuses_through_its_service(
 def test_deleting_the_overlay_keeps_the_crds_and_the_workloads(
     release: Release, overlay: Path
 ) -> None:
-    _, before = release.cluster.request("GET", "/apis/grove.io/v1alpha1/podcliquesets")
+    before = workload_sets(release.cluster)
+    assert before, "the test before left a workload to keep"
     release.kubectl("delete", "-f", str(overlay), "--wait")
     assert not gangway_image_pods(release)
-    _, after = release.cluster.request("GET", "/apis/grove.io/v1alpha1/podcliquesets")
-    assert len(after["items"]) == len(before["items"]) >= 5
+    assert workload_sets(release.cluster) == before

@@ -235,9 +235,18 @@ def kill_container(pod: dict[str, Any], container: str) -> None:
             os.kill(int(pid), signal.SIGKILL)
 
 
+def workload_sets(cluster: ControlPlane) -> dict[str, str]:
+    """Every PodCliqueSet, namespace/name → uid: what removing Gangway must keep."""
+    return _by_uid(cluster, "/apis/grove.io/v1alpha1/podcliquesets")
+
+
 def workload_pods(cluster: ControlPlane) -> dict[str, str]:
     """Every pod outside Gangway's namespace, name → uid: what an upgrade must not touch."""
-    _, found = cluster.request("GET", "/api/v1/pods")
+    return _by_uid(cluster, "/api/v1/pods")
+
+
+def _by_uid(cluster: ControlPlane, path: str) -> dict[str, str]:
+    _, found = cluster.request("GET", path)
     return {
         f"{p['metadata']['namespace']}/{p['metadata']['name']}": p["metadata"]["uid"]
         for p in found["items"]
