@@ -360,14 +360,19 @@ class _ViewSchemas:
 
 
 def _unwrap(type_: mi.Type) -> mi.Type:
-    """The type itself: annotations and an optional's None taken off."""
+    """The type itself: annotations and an optional's None taken off (a union of two
+    types, such as an int-or-string, stays one: its ``kubernetes`` facet says its schema)."""
     while True:
         if isinstance(type_, mi.Metadata):
             type_ = type_.type
-        elif isinstance(type_, mi.UnionType):
-            (type_,) = [t for t in type_.types if not isinstance(t, mi.NoneType)]
+        elif isinstance(type_, mi.UnionType) and len(_members(type_)) == 1:
+            (type_,) = _members(type_)
         else:
             return type_
+
+
+def _members(union: mi.UnionType) -> list[mi.Type]:
+    return [t for t in union.types if not isinstance(t, mi.NoneType)]
 
 
 def _facets(type_: mi.Type) -> dict[str, Any]:
@@ -377,8 +382,10 @@ def _facets(type_: mi.Type) -> dict[str, Any]:
         if isinstance(type_, mi.Metadata):
             found.append((type_.extra or {}).get(CRD_KEY, {}))
             type_ = type_.type
+        elif len(members := _members(type_)) == 1:
+            (type_,) = members
         else:
-            (type_,) = [t for t in type_.types if not isinstance(t, mi.NoneType)]
+            break
     merged: dict[str, Any] = {}
     for facets in reversed(found):
         merged.update(facets)
