@@ -4,7 +4,7 @@ verdicts contain; the first names the field the cluster (webhook or API server) 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from tests.support.manifests import fixture
 
@@ -47,6 +47,27 @@ def typo_for_a_required_field(pcs: dict[str, Any]) -> None:
     pcs["spec"]["replicaz"] = pcs["spec"].pop("replicas")
 
 
+def strategy(kind: str) -> Change:
+    def change(pcs: dict[str, Any]) -> None:
+        pcs["spec"]["updateStrategy"] = {"type": kind}
+
+    return change
+
+
+def rolling_update(**config: object) -> Change:
+    def change(pcs: dict[str, Any]) -> None:
+        pcs["spec"]["template"]["cliques"][0]["rollingUpdate"] = config
+
+    return change
+
+
+def on_delete_with_rolling_update(pcs: dict[str, Any]) -> None:
+    strategy("OnDelete")(pcs)
+    rolling_update(maxUnavailable=1)(pcs)
+
+
+ROLLING: Final = "spec.template.cliques[0].rollingUpdate"
+
 CASES: dict[str, tuple[Change, list[str]]] = {
     "no podSpec": (no_pod_spec, ["podSpec"]),
     "a bad quantity": (bad_quantity, ["resources.requests"]),
@@ -54,6 +75,30 @@ CASES: dict[str, tuple[Change, list[str]]] = {
     "replicas -1": (negative_replicas, ["spec.replicas: must be >= 0, is -1"]),
     "a misspelt field": (misspelt, ["spec.template.cliques[0].spec.minAvaliable: unknown field"]),
     "a typo for a required field": (typo_for_a_required_field, ["spec.replicaz: unknown field"]),
+    "Coherent": (strategy("Coherent"), ["spec.updateStrategy.type: Coherent is stored but not"]),
+    "rollingUpdate under OnDelete": (
+        on_delete_with_rolling_update,
+        [f"{ROLLING}: applies to RollingRecreate only"],
+    ),
+    "maxUnavailable 0": (
+        rolling_update(maxUnavailable=0),
+        [f"{ROLLING}.maxUnavailable: must be at least 1, is 0"],
+    ),
+    "maxUnavailable 0%": (
+        rolling_update(maxUnavailable="0%"),
+        [f'{ROLLING}.maxUnavailable: must be a percentage from 1% to 100%, is "0%"'],
+    ),
+    "a bad progressDeadline": (
+        rolling_update(progressDeadline="soon"),
+        [f'{ROLLING}.progressDeadline: "soon" is not a duration'],
+    ),
+}
+
+# Grove's update settings every verdict admits and the API server stores as written.
+KEPT: dict[str, Change] = {
+    "RollingRecreate with rollingUpdate": rolling_update(maxUnavailable=2, progressDeadline="10m"),
+    "a percentage": rolling_update(maxUnavailable="50%"),
+    "OnDelete": strategy("OnDelete"),
 }
 
 

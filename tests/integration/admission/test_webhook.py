@@ -6,6 +6,7 @@ cluster's ClusterTopologyBinding; rejections journaled."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from gangway_runtime.status import PODCLIQUESETS
 from tests.integration.watcher.conftest import labelled
 from tests.support.admission import create, patch, registered, running_admission
 from tests.support.backends import running_backend
-from tests.support.broken_manifests import CASES, field_named, single
+from tests.support.broken_manifests import CASES, KEPT, field_named, single
 from tests.support.kube import kube_of
 from tests.support.manifests import fixture, on_scheduler
 from tests.support.store import eventually, journal
@@ -217,3 +218,35 @@ async def test_the_cluster_refuses_what_gangway_validate_refuses(
         with pytest.raises(KubeError) as refused:
             await kube_of(api).request("POST", PODCLIQUESETS.path(namespace), query, body=doc)
     assert field_named(said) in str(refused.value)
+
+
+@pytest.mark.usefixtures("queue")
+async def test_grove_s_update_settings_are_stored_as_written(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, tmp_path: Path
+) -> None:
+    """Grove's update API (tests/support/broken_manifests.py KEPT) is admitted by the webhook
+    and stored by the CRD as written: nothing pruned, nothing rewritten."""
+    async with (
+        running_backend(api, nc, subjects, namespace, KaiBackend(), CONFIG),
+        running_admission(api, nc, subjects, CONFIG, tmp_path) as admission,
+        registered(api, admission, namespace),
+    ):
+        for case, change in KEPT.items():
+            doc = labelled(single(), namespace, "kept")
+            on_scheduler(doc, "kai-scheduler")
+            doc["metadata"]["labels"]["kai.scheduler/queue"] = "team-a"
+            change(doc)
+            query = [("dryRun", "All"), ("fieldValidation", "Strict")]
+            answer = await kube_of(api).request(
+                "POST", PODCLIQUESETS.path(namespace), query, body=doc
+            )
+            stored = json.loads(answer)
+            assert stored["spec"].get("updateStrategy") in (
+                doc["spec"].get("updateStrategy"),
+                {"type": "RollingRecreate"},  # the CRD's default, as Grove's
+            ), case
+            sent, kept = (
+                doc["spec"]["template"]["cliques"][0],
+                stored["spec"]["template"]["cliques"][0],
+            )
+            assert kept.get("rollingUpdate") == sent.get("rollingUpdate"), case

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gangway_cli.main import main
-from tests.support.broken_manifests import CASES, single
+from tests.support.broken_manifests import CASES, KEPT, single
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -39,3 +39,16 @@ def test_validate_plan_and_render_refuse_alike(
     for command in ("plan", "render"):
         lines = [line for line in verdicts[command][1].splitlines() if ": " in line]
         assert set(lines) <= refused, command
+
+
+@pytest.mark.parametrize("case", KEPT, ids=str)
+def test_grove_s_update_settings_are_admitted(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pcs = single()
+    KEPT[case](pcs)
+    path = tmp_path / "pcs.yaml"
+    path.write_text(yaml.safe_dump(pcs))
+    for command in ("validate", "plan", "render"):
+        code, err = run(capsys, command, str(path))
+        assert code == 0, f"{command}: {err}"

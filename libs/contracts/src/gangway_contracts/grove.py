@@ -31,11 +31,14 @@ IN_ORDER: Final = "CliqueStartupTypeInOrder"
 EXPLICIT: Final = "CliqueStartupTypeExplicit"
 ROLLING_RECREATE: Final = "RollingRecreate"  # Grove's update strategies
 ON_DELETE: Final = "OnDelete"
+COHERENT: Final = "Coherent"  # in Grove's API; its behaviour is still a draft there
+UPDATE_STRATEGIES: Final = (COHERENT, ROLLING_RECREATE, ON_DELETE)
 GANG_PHASES: Final = ("Pending", "Starting", "Running", "Failed", "Succeeded")
 SHARING_SCOPES: Final = ("AllReplicas", "PerReplica")
 
 # Kubernetes types a PodCliqueSet embeds, by their name in the API server's OpenAPI.
 POD_SPEC: Final = "io.k8s.api.core.v1.PodSpec"
+INT_OR_STRING: Final = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 METRIC_SPEC: Final = "io.k8s.api.autoscaling.v2.MetricSpec"
 RESOURCE_CLAIM_TEMPLATE_SPEC: Final = "io.k8s.api.resource.v1.ResourceClaimTemplateSpec"
 
@@ -161,6 +164,45 @@ class SetResourceSharing(ResourceSharing, frozen=True, kw_only=True):
     """Which cliques and scaling groups share the claim; all when unset."""
 
 
+class RollingUpdateConfiguration(Wire, frozen=True, kw_only=True):
+    """How one standalone clique, or one scaling group, is rolled when its template changes
+    (Grove's per-component settings; RollingRecreate only)."""
+
+    max_unavailable: Annotated[int | str | None, crd(kubernetes=INT_OR_STRING)] = None
+    """How many of its units may be down at once during a roll: pods of a standalone
+    clique, replicas of a scaling group; a count (at least 1) or a percentage of the desired
+    count (rounded down, at least 1). 1 when unset, as Grove."""
+    progress_deadline: str | None = None
+    """How long its roll may go without progress (a replacement made or become ready)
+    before the PodCliqueSet's UpdateInProgress condition says ProgressDeadlineExceeded (a
+    duration); no deadline when unset."""
+
+    def allowed_down(self, desired: int) -> int:
+        """maxUnavailable as a count of units, for a component of ``desired`` units (a
+        percentage rounded down, as Kubernetes rounds a Deployment's); at least 1, so a
+        roll always moves. Admission refuses what does not read (``max_unavailable_error``);
+        read anyway, it counts as 1."""
+        value = self.max_unavailable
+        if isinstance(value, int):
+            return max(1, value)
+        if value is None or max_unavailable_error(value) is not None:
+            return 1
+        return max(1, desired * int(value[:-1]) // 100)
+
+
+def max_unavailable_error(value: int | str) -> str | None:
+    """Why a maxUnavailable is not one (a count of at least 1, or a percentage from 1% to
+    100%), or None."""
+    if isinstance(value, int):
+        return None if value >= 1 else f"must be at least 1, is {value}"
+    percent = value[:-1]
+    if not value.endswith("%") or not percent.isdigit():
+        return f'"{value}" is neither a count nor a percentage (such as 2 or "25%")'
+    if not 1 <= int(percent) <= 100:
+        return f'must be a percentage from 1% to 100%, is "{value}"'
+    return None
+
+
 class PodCliqueTemplateSpec(Wire, frozen=True, kw_only=True):
     """One clique: a named set of identical pods with one role."""
 
@@ -176,6 +218,9 @@ class PodCliqueTemplateSpec(Wire, frozen=True, kw_only=True):
     """How the clique's pods are packed onto the topology."""
     resource_sharing: list[ResourceSharing] = []
     """Resource claims the clique's pods share (not provided by Gangway: refused)."""
+    rolling_update: RollingUpdateConfiguration | None = None
+    """How the clique is rolled, when it is standalone (a scaling group's cliques are
+    rolled as the group says)."""
 
 
 class PodCliqueScalingGroupConfig(Wire, frozen=True, kw_only=True):
@@ -198,6 +243,8 @@ class PodCliqueScalingGroupConfig(Wire, frozen=True, kw_only=True):
     """Autoscaling of the group's replicas."""
     resource_sharing: list[GroupResourceSharing] = []
     """Resource claims the group's pods share (not provided by Gangway: refused)."""
+    rolling_update: RollingUpdateConfiguration | None = None
+    """How the group's replicas are rolled."""
 
 
 class HeadlessServiceConfig(Wire, frozen=True, kw_only=True):
@@ -245,9 +292,11 @@ class PodCliqueSetTemplateSpec(Wire, frozen=True, kw_only=True):
 class UpdateStrategy(Wire, frozen=True, kw_only=True):
     """How a change to a clique's pod template reaches running pods."""
 
-    type: Annotated[str, crd(enum=[ROLLING_RECREATE, ON_DELETE])] = ROLLING_RECREATE
-    """RollingRecreate: one PodCliqueSet replica at a time, each outdated gang's pods are
-    replaced whole. OnDelete: a pod is made from the new template only once it is deleted."""
+    type: Annotated[str, crd(enum=UPDATE_STRATEGIES)] = ROLLING_RECREATE
+    """RollingRecreate: one PodCliqueSet replica at a time, its outdated gangs replaced
+    whole, as many at once as each component's rollingUpdate.maxUnavailable allows. OnDelete:
+    a pod is made from the new template only once it is deleted. Coherent: stored, refused
+    by Gangway's admission until Grove settles its behaviour, and never rolled."""
 
 
 class PodCliqueSetSpec(Wire, frozen=True, kw_only=True):
@@ -263,8 +312,9 @@ class PodCliqueSetSpec(Wire, frozen=True, kw_only=True):
     @property
     def rolls_updates(self) -> bool:
         """Whether a template change replaces running gangs (RollingRecreate) or waits for
-        their pods to be deleted (OnDelete)."""
-        return self.update_strategy is None or self.update_strategy.type != ON_DELETE
+        their pods to be deleted (OnDelete; Coherent, which Gangway does not roll as
+        anything else)."""
+        return self.update_strategy is None or self.update_strategy.type == ROLLING_RECREATE
 
 
 class PodGangStatusSummary(Wire, frozen=True, kw_only=True):

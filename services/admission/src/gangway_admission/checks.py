@@ -15,7 +15,7 @@ from typing import Final
 import msgspec
 
 from gangway_admission.grove_features import missing_features
-from gangway_contracts import durations
+from gangway_admission.update_strategy import positive_duration, update_strategy_errors
 from gangway_contracts.config import canonical_name, scheduler_name_of
 from gangway_contracts.errors import FieldError, dns_label_reason, field_path, not_dns_labels
 from gangway_contracts.grove import (
@@ -65,6 +65,7 @@ def check_podcliqueset(
         *_generated_names(pcs),
         *_topology_names(pcs),
         *missing_features(pcs),
+        *update_strategy_errors(pcs),
     ]
     _topology(pcs, levels, findings)
     return findings
@@ -144,16 +145,8 @@ def _termination_delay(pcs: PodCliqueSet) -> Iterator[FieldError]:
     """A gang is recycled once below its minimum this long: a duration above zero (as
     Grove's webhook holds it; zero would recycle every gang at its first lost pod)."""
     text = pcs.spec.template.termination_delay
-    if text is None:
-        return
-    where = "spec.template.terminationDelay"
-    try:
-        found = durations.seconds(text)
-    except ValueError as exc:
-        yield FieldError(field=where, reason=str(exc))
-        return
-    if found <= 0:
-        yield FieldError(field=where, reason=f'must be greater than 0 (such as "4h"), is "{text}"')
+    if text is not None:
+        yield from positive_duration("spec.template.terminationDelay", text)
 
 
 def _at_least(where: str, value: int, minimum: int) -> Iterator[FieldError]:
