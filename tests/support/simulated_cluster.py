@@ -27,6 +27,7 @@ from gangway_podgang.decide import (
 )
 from gangway_podgang.manifests import podgang_spec
 from gangway_podgang.plan import PlannedGang, plan_podgangs
+from gangway_podgang.rolling import ROLLING_RECREATE, RollPolicy
 
 GATE = labels.PODGANG_PENDING_CREATION_GATE
 INITIALIZED = labels.INITIALIZED
@@ -163,7 +164,7 @@ class Cluster:
                 moved = True
         for name, pod in list(self.pods.items()):
             if not pod.gates and not pod.is_scheduled and act():
-                self.pods[name] = replace(pod, node_name="node-1")
+                self.pods[name] = replace(pod, node_name="node-1", ready=True)  # as kwok
                 moved = True
         return moved
 
@@ -173,6 +174,7 @@ def converge(
     gangs: tuple[PlannedGang, ...],
     rng: random.Random,
     check: Callable[[], None] = lambda: None,
+    policy: RollPolicy = ROLLING_RECREATE,
 ) -> None:
     """Decide and write until nothing is left to write and nobody else has anything to do;
     in the first rounds, with ``rng`` choosing, writes are lost half the time. Each round
@@ -182,13 +184,16 @@ def converge(
     flaky = rng.random() < 0.5
     order = [g.name for g in gangs]
     for round_ in range(200):
-        decision = decide(gangs, "ns", None, cluster.observed(), PCS_UID)
-        assert decision == decide(gangs, "ns", None, cluster.observed(), PCS_UID), "deterministic"
+        decision = decide(gangs, "ns", None, cluster.observed(), PCS_UID, policy=policy)
+        again = decide(gangs, "ns", None, cluster.observed(), PCS_UID, policy=policy)
+        assert decision == again, "deterministic"
         parts = decision.per_gang(cluster.pods, order)
         assert_partition(decision, [part for _, part in parts])
         if not decision.delete_pods:  # nothing rolled: a partial decision may be taken
             focus = {g.name for g in gangs if rng.random() < 0.5}
-            partial = decide(gangs, "ns", None, cluster.observed(), PCS_UID, focus=focus)
+            partial = decide(
+                gangs, "ns", None, cluster.observed(), PCS_UID, policy=policy, focus=focus
+            )
             assert partial.per_gang(cluster.pods, order) == [
                 (name, part) for name, part in parts if name in focus
             ], "a partial decision is the whole one's part for those gangs"

@@ -18,11 +18,11 @@ from gangway_podgang.decide import (
     Observed,
     decide,
     gates_held_by,
-    outdated,
     scheduled,
     stray_pods,
 )
 from gangway_podgang.manifests import podgang_spec
+from gangway_podgang.rolling import RollPolicy, outdated
 from tests.support.simulated_cluster import (
     PCS_UID,
     Cluster,
@@ -95,7 +95,9 @@ def test_on_delete_replaces_only_what_was_deleted() -> None:
     cluster = converged_on(manifest, random.Random(0))
     manifest["spec"]["template"]["cliques"][0]["spec"]["podSpec"] = {"priority": 7}
     newer = replanned(cluster, manifest)
-    on_delete = decide(newer, "ns", None, cluster.observed(), PCS_UID, rolling=False)
+    on_delete = decide(
+        newer, "ns", None, cluster.observed(), PCS_UID, policy=RollPolicy(rolls=False)
+    )
     assert on_delete.done, "OnDelete: a template change deletes nothing"
     rolling = decide(newer, "ns", None, cluster.observed(), PCS_UID)
     assert rolling.delete_pods == ("pcs-0-w-0", "pcs-0-w-1"), "replica 0's gang, whole"

@@ -177,7 +177,7 @@ def test_an_update_says_when_it_began_which_replica_it_replaces_and_when_it_ende
     }
     for pod in ("pcs-0-w-0", "pcs-0-w-1"):  # replica 0 back, current and scheduled
         cluster.create_pod(pod, "pcs-0")
-        cluster.pods[pod] = replace(cluster.pods[pod], node_name="n")
+        cluster.pods[pod] = replace(cluster.pods[pod], node_name="n", ready=True)
     assert timing("t3") == {
         **began,
         "currentlyUpdating": [{"replicaIndex": 1, "updateStartedAt": "t3"}],

@@ -87,6 +87,12 @@ class Pod(Wire, frozen=True, kw_only=True):
         return any(c.type == "Ready" and c.status == "True" for c in self.status.conditions)
 
     @property
+    def readiness_changed_at(self) -> str | None:
+        """When its Ready condition last changed (None: it has none yet)."""
+        found = next((c for c in self.status.conditions if c.type == "Ready"), None)
+        return found.last_transition_time if found else None
+
+    @property
     def is_scheduled(self) -> bool:
         """Bound to a node: what "scheduled" means for a gang's minReplicas."""
         return bool(self.spec.node_name)

@@ -86,6 +86,8 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     verdict: tuple[str, str] | None  # see Pod.scheduler_verdict
     ready: bool = False  # its Ready condition is True
     unavailable: bool = False  # placed, had its chance, not ready (Pod.is_unavailable)
+    # When its readiness last changed, or it was made (a roll's progress: rolling.py).
+    changed_at: str | None = None
 
     def is_gated(self, gate: str) -> bool:
         return gate in self.gates
@@ -117,6 +119,8 @@ def compact_pod(pod: Pod) -> PodRecord:
         verdict=_one_of((sys.intern(verdict[0]), sys.intern(verdict[1]))) if verdict else None,
         ready=pod.is_ready,
         unavailable=pod.is_unavailable,
+        # Written in whole seconds: most pods of a roll share one string.
+        changed_at=_shared(pod.readiness_changed_at or meta.creation_timestamp),
     )
 
 

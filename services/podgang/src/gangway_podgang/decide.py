@@ -37,6 +37,7 @@ from gangway_podgang.compact import PodRecord
 from gangway_podgang.headless import ServiceWrite
 from gangway_podgang.manifests import all_references, controlled_by, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
+from gangway_podgang.rolling import ROLLING_RECREATE, RollPolicy, to_roll
 
 
 @dataclass(frozen=True)
@@ -240,30 +241,6 @@ def _references(
     return [[ref for ref in current.get(g.name, []) if ref.name in g.pods] for g in gang.podgroups]
 
 
-def outdated(group: PlannedPodGroup, pod: PodRecord | None) -> bool:
-    """The pod was made from an older template of its clique (a pod without the label, made
-    before Gangway labelled them, is taken as current: an upgrade rolls nothing)."""
-    if pod is None:
-        return False
-    return pod.template_hash is not None and pod.template_hash != group.template_hash
-
-
-def _to_roll(
-    gangs: tuple[PlannedGang, ...], observed: Observed, by_gang: Mapping[str, list[PodRecord]]
-) -> list[str]:
-    """Grove's RollingRecreate: one PodCliqueSet replica at a time, a gang replaced whole.
-    Every pod of each gang holding an outdated pod, in the lowest such replica — once every
-    gang already current is scheduled again (the replica replaced before is back). Only
-    pods the live PodGang controls are deleted."""
-    pods = observed.pods
-    stale = {g.name for g in gangs if any(outdated(grp, pods.get(p)) for grp, _, p in g.pods)}
-    if not stale or any(g.name not in stale and not scheduled(g, pods) for g in gangs):
-        return []
-    replica = min(g.pcs_replica for g in gangs if g.name in stale)
-    chosen = [g.name for g in gangs if g.name in stale and g.pcs_replica == replica]
-    return sorted(_gang_pods(chosen, observed, by_gang))
-
-
 def _gang_pods(
     names: Collection[str], observed: Observed, by_gang: Mapping[str, list[PodRecord]]
 ) -> list[str]:
@@ -284,14 +261,14 @@ def decide(
     observed: Observed,
     owner_uid: str,
     *,
-    rolling: bool = True,
+    policy: RollPolicy = ROLLING_RECREATE,
     focus: Collection[str] | None = None,
     recycle: Collection[str] = (),
 ) -> Decision:
     """``owner_uid``: the PodCliqueSet's; a PodGang it does not control is never deleted,
-    even if it says it is part of the PodCliqueSet. ``rolling``: a template change replaces
-    running gangs (RollingRecreate); False (OnDelete): only pods deleted by someone else
-    come back at the new template. ``focus``: decide for these gangs alone, deleting
+    even if it says it is part of the PodCliqueSet. ``policy``: how a template change
+    replaces running gangs (``rolling.py``; OnDelete: only pods deleted by someone else come
+    back at the new template). ``focus``: decide for these gangs alone, deleting
     nothing and rolling nothing (a part of the decision, for the gangs whose objects
     changed since the whole was decided, and only while the whole rolled nothing).
     ``recycle``: gangs to terminate whole (``termination.py``): every pod of each is
@@ -302,7 +279,11 @@ def decide(
         by_gang.setdefault(pod.gang, []).append(pod)
     if focus is not None:
         gangs = tuple(g for g in gangs if g.name in focus)
-    rolled = _to_roll(gangs, observed, by_gang) if rolling and focus is None else []
+    rolled = (
+        sorted(_gang_pods(to_roll(gangs, observed.pods, policy), observed, by_gang))
+        if focus is None
+        else []
+    )
     if recycle and focus is None:
         rolled = sorted({*rolled, *_gang_pods(recycle, observed, by_gang)})
     # A gang being replaced, and a scaled gang whose base is, is not lifted in the same

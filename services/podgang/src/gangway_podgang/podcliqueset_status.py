@@ -3,7 +3,8 @@ only when it changes, under the version this process last wrote."""
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import Condition, find_condition
@@ -20,9 +21,12 @@ from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 REFUSED: Final = "Refused"  # PodGangsReady's reason when the API server refuses a write
 
 
-def conditions_of(step: Step, learned: list[Condition]) -> list[Condition]:
+def conditions_of(
+    step: Step, learned: list[Condition], timing: Mapping[str, Any]
+) -> list[Condition]:
     """The conditions this step says, with what the reconcile learned of the backend (the
-    status keeps those it does not say again)."""
+    status keeps those it does not say again); ``timing``: the update's, as this status
+    write carries it."""
     pcs = step.pcs
 
     def make(type_: str, ok: bool, reason: str, message: str) -> Condition:
@@ -44,6 +48,10 @@ def conditions_of(step: Step, learned: list[Condition]) -> list[Condition]:
         )
     if (topology := progress.topology_resolved(pcs, step.plan, at=now())) is not None:
         conditions.append(topology)
+    pods = step.workload.pods
+    conditions.append(
+        progress.update_in_progress(pcs, step.plan, pods, timing, step.stall, at=now())
+    )
     return conditions + learned
 
 
@@ -64,7 +72,8 @@ class StatusWriter:
         pcs = step.pcs
         workload = step.workload
         fields = progress.counts(pcs, step.plan, workload.podgangs, workload.pods, at=now())
-        change = progress.status_change(fields, conditions_of(step, learned))
+        said = conditions_of(step, learned, fields["updateProgress"])
+        change = progress.status_change(fields, said)
         current = progress.current_status(await self._own_status_shown(key, pcs))
         try:
             written = await patch_status(

@@ -10,7 +10,10 @@ Conditions (each observed at the PodCliqueSet's generation):
 - ``BackendResolved``: the cliques name an enabled scheduler;
 - ``TopologyResolved``: every pack constraint became a node-label key (only when the
   PodCliqueSet has constraints);
-- ``FeaturesSupported``: the backend honours every feature the PodCliqueSet asks for.
+- ``FeaturesSupported``: the backend honours every feature the PodCliqueSet asks for;
+- ``UpdateInProgress``: a template change is being rolled (``Progressing``), has gone past a
+  component's progressDeadline (Unknown, ``ProgressDeadlineExceeded``), or not
+  (``NoActiveUpdate``; ``StrategyNotRolled`` for Coherent), as Grove says it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from typing import Any, Final
 from gangway_contracts import labels
 from gangway_contracts.codec import to_object
 from gangway_contracts.grove import (
+    COHERENT,
+    ON_DELETE,
+    ROLLING_RECREATE,
     PodCliqueSet,
     PodGang,
     UpdateProgress,
@@ -28,8 +34,9 @@ from gangway_contracts.grove import (
 )
 from gangway_contracts.k8s import Condition
 from gangway_podgang.compact import PodRecord
-from gangway_podgang.decide import condition_true_now, initialized_status, outdated, scheduled
+from gangway_podgang.decide import condition_true_now, initialized_status, scheduled
 from gangway_podgang.plan import Plan, PlannedGang, PlannedPodGroup
+from gangway_podgang.rolling import Stall, available, outdated
 from gangway_runtime.conditions import merged_conditions
 from gangway_runtime.status import StatusChange
 
@@ -38,14 +45,16 @@ BACKEND_AVAILABLE = "BackendAvailable"
 BACKEND_RESOLVED = "BackendResolved"
 TOPOLOGY_RESOLVED = "TopologyResolved"
 FEATURES_SUPPORTED = "FeaturesSupported"
+UPDATE_IN_PROGRESS = "UpdateInProgress"  # Grove's, with Grove's reasons
 
 
 def condition(
-    pcs: PodCliqueSet, type_: str, ok: bool, reason: str, message: str, *, at: str
+    pcs: PodCliqueSet, type_: str, ok: bool | None, reason: str, message: str, *, at: str
 ) -> Condition:
+    """``ok`` None: Unknown."""
     return Condition(
         type=type_,
-        status="True" if ok else "False",
+        status="Unknown" if ok is None else "True" if ok else "False",
         reason=reason,
         message=message[:32768],
         last_transition_time=at,
@@ -235,7 +244,7 @@ def update_timing(
 
     def settled(replica: int) -> bool:
         return all(
-            scheduled(g, pods) and all(current(group, pods) for group in g.podgroups)
+            available(g, pods) and all(current(group, pods) for group in g.podgroups)
             for g in by_replica[replica]
         )
 
@@ -266,6 +275,45 @@ def update_timing(
         "updateEndedAt": ended,
         "currentlyUpdating": None,
     }
+
+
+def update_in_progress(
+    pcs: PodCliqueSet,
+    plan: Plan,
+    pods: Mapping[str, PodRecord],
+    timing: Mapping[str, Any],
+    stall: Stall,
+    *,
+    at: str,
+) -> Condition:
+    """``UpdateInProgress`` from the update timing this status write carries
+    (:func:`update_timing`) and the roll's stall (``rolling.stall``)."""
+    behind = sum(1 for g in plan.gangs for grp, _, pod in g.pods if outdated(grp, pods.get(pod)))
+    strategy = pcs.spec.update_strategy.type if pcs.spec.update_strategy else ROLLING_RECREATE
+
+    def said(ok: bool | None, reason: str, message: str) -> Condition:
+        return condition(pcs, UPDATE_IN_PROGRESS, ok, reason, message, at=at)
+
+    if strategy == COHERENT and behind:
+        return said(
+            False,
+            "StrategyNotRolled",
+            f"{behind} pods are of an older template: Gangway does not roll Coherent "
+            "(still a draft in Grove); use RollingRecreate, or delete them to replace them",
+        )
+    if strategy == ON_DELETE and behind:
+        return said(
+            False, "NoActiveUpdate", f"OnDelete: {behind} older pods are replaced once deleted"
+        )
+    if timing.get("updateStartedAt") is None or timing.get("updateEndedAt") is not None:
+        return said(False, "NoActiveUpdate", "No rolling update is in progress")
+    if stall.stalled:
+        return said(None, "ProgressDeadlineExceeded", "; ".join(stall.stalled))
+    replicas = [u["replicaIndex"] for u in timing.get("currentlyUpdating") or []]
+    where = f" (replica {', '.join(map(str, replicas))})" if replicas else ""
+    return said(
+        True, "Progressing", f"Rolling update is in progress{where}: {behind} older pods left"
+    )
 
 
 def status_change(fields: dict[str, Any], conditions: Iterable[Condition]) -> StatusChange:

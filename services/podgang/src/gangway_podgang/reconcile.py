@@ -37,6 +37,7 @@ from gangway_podgang.plan import plan_podgangs
 from gangway_podgang.podcliqueset_status import REFUSED, StatusWriter
 from gangway_podgang.readmodel import ReadModel, WorkloadKey
 from gangway_podgang.report import Reporter
+from gangway_podgang.rolling import roll_policy, stall, update_started
 from gangway_podgang.scaling import scales_of
 from gangway_podgang.step import Phantom, Step
 from gangway_podgang.stream import GangStream
@@ -142,7 +143,7 @@ class Reconciler:
         await journal_what_is_done(self.reporter, step)
         await self.cliques.write(step)
         await self.status.write(key, step, learned)
-        return Outcome(step.decision.done, rounds, wake_in=step.recycling.wake_in)
+        return Outcome(step.decision.done, rounds, wake_in=step.wake_in)
 
     def _decide(
         self, key: WorkloadKey, before: Step | None = None, focus: set[str] | None = None
@@ -179,13 +180,14 @@ class Reconciler:
             recycled = cliques_of(due, plan, workload.podcliques)
         else:  # a partial decision recycles nothing; it keeps the whole one's word
             due, recycled = before.recycling if before is not None else Recycling(), ()
+        policy = roll_policy(pcs)
         decision = decide(
             plan.gangs,
             pcs.metadata.namespace,
             pcs.spec.template.priority_class_name,
             Observed(podgangs=workload.podgangs, pods=workload.pods),
             owner_uid=pcs.metadata.uid,
-            rolling=pcs.spec.rolls_updates,
+            policy=policy,
             focus=focus,
             recycle=due.gangs,  # acted on only in a whole decision
         )
@@ -196,7 +198,17 @@ class Reconciler:
             delete_services=stale,
             delete_cliques=recycled,
         )
-        return Step(pcs, workload, backend, plan, decision, binding=binding, recycling=due)
+        stalled = stall(plan.gangs, workload.pods, policy, update_started(pcs), datetime.now(UTC))
+        return Step(
+            pcs,
+            workload,
+            backend,
+            plan,
+            decision,
+            binding=binding,
+            recycling=due,
+            stall=stalled,
+        )
 
     async def _terminating(self, step: Step) -> None:
         """The gangs recycled now, in the journal (``gangway trace``) and a Warning Event."""

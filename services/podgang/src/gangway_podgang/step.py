@@ -9,6 +9,7 @@ from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
 from gangway_podgang.decide import Decision
 from gangway_podgang.plan import Plan
 from gangway_podgang.readmodel import Workload
+from gangway_podgang.rolling import Stall
 from gangway_podgang.termination import Recycling
 
 
@@ -27,6 +28,14 @@ class Step:
     by_grove: bool = False  # Grove's operator drives it: nothing decided, left alone
     binding: ClusterTopologyBinding | None = None  # the topology the plan was made with
     recycling: Recycling = field(default_factory=Recycling)  # gang termination, if due
+    stall: Stall = field(default_factory=Stall)  # a roll past a progressDeadline
+
+    @property
+    def wake_in(self) -> float | None:
+        """Seconds until a decision is due with nothing changed: a gang's terminationDelay
+        running out, a roll reaching its progressDeadline."""
+        waits = [w for w in (self.recycling.wake_in, self.stall.wake_in) if w is not None]
+        return min(waits) if waits else None
 
     def same_spec(
         self,
