@@ -30,6 +30,7 @@ from tests.e2e.workloads import (
     bound_by_clique,
     gpu_clique,
     gpu_workload,
+    rolled_within_its_budget,
     running,
     stays_unbound,
     ungated,
@@ -263,3 +264,9 @@ async def test_the_priority_class_reaches_kai(
 
     # KAI preempts the low gang (preemptible: priority below 100) for the high one.
     await eventually(partial(pods, api, namespace), high_runs_low_waits, PLACED_WITHIN)
+
+
+async def test_a_scaling_group_rolls_two_replicas_at_a_time_with_max_unavailable_2(
+    api: ApiClient, namespace: str, nodes: Nodes, queue: str
+) -> None:
+    await rolled_within_its_budget(api, namespace, nodes, kai_workload)

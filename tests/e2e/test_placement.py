@@ -24,13 +24,14 @@ from tests.e2e.workloads import (
     bound,
     gang_where,
     of_gang,
+    rolled_within_its_budget,
     running,
     scheduled,
     whole_gang,
 )
 from tests.support.backends import live
 from tests.support.kube import kube_of, printed_columns, server_side_apply
-from tests.support.podgang import gated, live_when, podgangs, pods, workload
+from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
 
 CONFIG = {
@@ -249,3 +250,36 @@ async def test_a_new_image_replaces_the_gangs_one_podcliqueset_replica_at_a_time
         lambda p: p.get("status", {}).get("updatedReplicas") == 2,
     )
     assert status["status"]["updateProgress"]["updatedPodCliquesCount"] == 2
+
+
+async def test_a_scaling_group_rolls_two_replicas_at_a_time_with_max_unavailable_2(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await rolled_within_its_budget(api, namespace, nodes)
+
+
+async def test_a_roll_that_cannot_progress_says_so_once_past_its_progress_deadline(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    """The new template asks for a node no node is: its gang is replaced, never placed, and
+    the PodCliqueSet says ProgressDeadlineExceeded once the clique's deadline has gone by
+    (podgang looks again then: nothing else changes). A new template that fits ends it."""
+    await nodes.add(1, gpus=4)
+    pcs = whole_gang(namespace, "stuck", nodes, 1, 4)
+    clique = pcs["spec"]["template"]["cliques"][0]
+    clique["rollingUpdate"] = {"progressDeadline": "5s"}
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda p: running(p.values()) == 1)
+    await live_when(api, pcs, namespace, "UpdateInProgress", status="False")
+    clique["spec"]["podSpec"]["nodeSelector"] = {**nodes.selector, "example.com/none": "x"}
+    await server_side_apply(api, pcs, namespace)
+    await live_when(api, pcs, namespace, "UpdateInProgress", status="True", reason="Progressing")
+    stalled = await live_when(
+        api, pcs, namespace, "UpdateInProgress", reason="ProgressDeadlineExceeded"
+    )
+    said = condition(stalled, "UpdateInProgress")
+    assert said["status"] == "Unknown"
+    assert "clique worker: no progress within its progressDeadline 5s" in said["message"]
+    clique["spec"]["podSpec"]["nodeSelector"] = nodes.selector
+    await server_side_apply(api, pcs, namespace)
+    await live_when(api, pcs, namespace, "UpdateInProgress", reason="NoActiveUpdate")

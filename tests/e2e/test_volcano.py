@@ -18,10 +18,12 @@ from gangway_localcluster.volcano import DEFAULT_QUEUE, SCHEDULER_NAME
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
     bound_by_clique,
+    gpu_workload,
     leader_and_workers,
     named,
     of_gang,
     one_of_two_runs_whole,
+    rolled_within_its_budget,
     running,
     scaled_up_down_and_deleted,
     stays_unbound,
@@ -145,3 +147,12 @@ async def test_scaling_and_deleting_take_the_podgroups_along(
     await nodes.add(2, gpus=4)
     pcs = on_volcano(whole_gang(namespace, "trainer", nodes, 2, 1))
     await scaled_up_down_and_deleted(api, namespace, pcs, podgroup, PLACED_WITHIN)
+
+
+async def test_a_scaling_group_rolls_two_replicas_at_a_time_with_max_unavailable_2(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    def on_volcano_of(*args: Any) -> dict[str, Any]:
+        return on_volcano(gpu_workload(*args))
+
+    await rolled_within_its_budget(api, namespace, nodes, on_volcano_of)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
@@ -186,3 +187,68 @@ async def gang_where(
         partial(podgangs, api, namespace), lambda g: name in g and check(g[name]), within
     )
     return found[name]
+
+
+async def rolled_within_its_budget(
+    api: ApiClient,
+    namespace: str,
+    nodes: Nodes,
+    made: Callable[..., dict[str, Any]] = gpu_workload,
+    within: float = 120.0,
+) -> None:
+    """A scaling group of three replicas (one in the base gang, two scaled gangs), each one
+    whole 4-GPU node, on exactly three nodes, rolled to a new image with
+    ``rollingUpdate.maxUnavailable: 2``. Every pod event is watched from before the change:
+    at no moment are more than two replicas down (not Running and Ready, or being deleted),
+    at some moment two are (the budget is used, not just kept), and every replica ends on
+    the new image, placed on the nodes the old gangs freed by the scheduler of the
+    PodCliqueSet ``made`` makes (``gpu_workload``'s arguments)."""
+    await nodes.add(3, gpus=4)
+    pcs = made(namespace, "roll", nodes, gpu_clique("worker", 1, 1, gpus=4))
+    pcs["spec"]["template"]["podCliqueScalingGroups"] = [
+        {
+            "name": "model",
+            "cliqueNames": ["worker"],
+            "replicas": 3,
+            "minAvailable": 1,
+            "rollingUpdate": {"maxUnavailable": 2},
+        }
+    ]
+    await server_side_apply(api, pcs, namespace)
+    now = await eventually(
+        partial(pods, api, namespace), lambda p: len(p) == 3 and all(map(ready, p.values())), within
+    )
+    old = {pod["metadata"]["uid"] for pod in now.values()}
+    core = client.CoreV1Api(api)
+    start = (await core.list_namespaced_pod(namespace)).metadata.resource_version
+    container = pcs["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"][0]
+    container["image"] = "registry.example.com/next:2"
+    await server_side_apply(api, pcs, namespace)
+    most_down = 0
+    async with watch.Watch() as w:
+        async for event in w.stream(
+            core.list_namespaced_pod, namespace, resource_version=start, timeout_seconds=int(within)
+        ):
+            pod = event["raw_object"]
+            if event["type"] == "DELETED":
+                now.pop(pod["metadata"]["name"], None)
+            else:
+                now[pod["metadata"]["name"]] = pod
+            up = {
+                p["metadata"]["labels"][labels.SCALING_GROUP_REPLICA_INDEX]
+                for p in now.values()
+                if ready(p) and not p["metadata"].get("deletionTimestamp")
+            }
+            down = 3 - len(up)
+            assert down <= 2, f"{down} replicas down at once: {sorted(now)}"
+            most_down = max(most_down, down)
+            new = [p for p in now.values() if p["metadata"]["uid"] not in old]
+            if len(new) == 3 and all(map(ready, new)):
+                break
+    assert {p["spec"]["containers"][0]["image"] for p in now.values()} == {container["image"]}
+    assert most_down == 2, "two replicas replaced at once, as the budget allows"
+
+
+def ready(pod: dict[str, Any]) -> bool:
+    """Running and Ready (kwok's, or the kubelet's)."""
+    return running([pod]) == 1 and condition(pod, "Ready").get("status") == "True"
