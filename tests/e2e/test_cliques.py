@@ -5,12 +5,8 @@ replica available. Read back through the columns of the CRDs `kubectl get` print
 
 from __future__ import annotations
 
-import asyncio
-import os
 import subprocess
-import sys
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,6 +15,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
 from tests.e2e.conftest import Nodes, Up
+from tests.e2e.workloads import events_about, trace_of
 from tests.integration.watcher.conftest import labelled
 from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import fixture
@@ -242,18 +239,9 @@ async def test_a_gang_below_its_minimum_for_termination_delay_is_recycled_whole(
     await break_readiness(f"{group}-0-worker-0")
     await replaced(gangs, after)
 
-    traced = await asyncio.to_thread(
-        subprocess.run,
-        [str(Path(sys.executable).parent / "gangway"), "trace", f"{namespace}/fragile"],
-        env={**os.environ, **up.env},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    trace = traced.stdout
+    trace = await trace_of(up, f"{namespace}/fragile")
     assert trace.count("GangTerminated") == 3, trace  # 1 scaled gang, then 2 of the replica
     assert f"{group}-1-worker" in trace
-    said = await objects(api, namespace, "/apis/events.k8s.io/v1/namespaces/{ns}/events")
-    warned = [e for e in said.values() if e.get("reason") == "GangTerminated"]
+    warned = await events_about(api, namespace, "GangTerminated")
     assert warned
     assert all(e["type"] == "Warning" for e in warned)

@@ -22,11 +22,13 @@ from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import (
     PLACED_WITHIN,
     bound,
+    events_about,
     gang_where,
     of_gang,
     rolled_within_its_budget,
     running,
     scheduled,
+    trace_of,
     whole_gang,
 )
 from tests.support.backends import live
@@ -206,7 +208,7 @@ async def test_the_demo_fails_naming_the_sample_admission_refused(
 
 
 async def test_a_new_image_replaces_the_gangs_one_podcliqueset_replica_at_a_time(
-    api: ApiClient, namespace: str, nodes: Nodes
+    api: ApiClient, namespace: str, nodes: Nodes, up: Up
 ) -> None:
     """Grove's RollingRecreate with the cluster full: replica 0's gang is deleted whole, made
     again from the new template and placed by kube-scheduler on the nodes it freed, and only
@@ -232,12 +234,12 @@ async def test_a_new_image_replaces_the_gangs_one_podcliqueset_replica_at_a_time
                 now.pop(pod["metadata"]["name"], None)
             else:
                 now[pod["metadata"]["name"]] = pod
-            up = Counter(
+            runs = Counter(
                 p["metadata"]["labels"][labels.PCS_REPLICA_INDEX]
                 for p in now.values()
                 if running([p]) and not p["metadata"].get("deletionTimestamp")
             )
-            down = {r for r in ("0", "1") if up[r] < 2}
+            down = {r for r in ("0", "1") if runs[r] < 2}
             if down and (not seen_down or seen_down[-1] != down):
                 seen_down.append(down)
             new = [p for p in now.values() if p["metadata"]["uid"] not in old]
@@ -250,6 +252,13 @@ async def test_a_new_image_replaces_the_gangs_one_podcliqueset_replica_at_a_time
         lambda p: p.get("status", {}).get("updatedReplicas") == 2,
     )
     assert status["status"]["updateProgress"]["updatedPodCliquesCount"] == 2
+    # Each replacement is a step of the trace and told on the PodCliqueSet.
+    trace = await trace_of(up, f"{namespace}/roll")
+    assert trace.count("GangRolled") == 2, trace
+    said = await events_about(api, namespace, "GangRolled")
+    assert said
+    assert all(e["type"] == "Normal" for e in said)
+    assert "replaced whole: 2 pods of an older template" in said[0]["note"]
 
 
 async def test_a_scaling_group_rolls_two_replicas_at_a_time_with_max_unavailable_2(

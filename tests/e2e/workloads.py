@@ -3,9 +3,14 @@ of their pods."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from kubernetes_asyncio import client, watch
@@ -14,11 +19,11 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_contracts import labels
 from gangway_runtime.kube import ApiResource
 from gangway_runtime.status import PODCLIQUESETS
-from tests.e2e.conftest import Nodes
+from tests.e2e.conftest import Nodes, Up
 from tests.support.backends import live
 from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
-from tests.support.podgang import condition, gated, podgangs, pods, workload
+from tests.support.podgang import condition, gated, objects, podgangs, pods, workload
 from tests.support.store import eventually
 
 # The garbage collector finds CRDs installed after it started on its next discovery (~30 s).
@@ -26,6 +31,25 @@ GC_WITHIN = 90.0
 # How long a gang that must not be placed is watched staying unplaced (the schedulers here
 # try again every second or on every change).
 UNPLACED_FOR = 8.0
+
+
+async def trace_of(up: Up, workload: str) -> str:
+    """What ``gangway trace <namespace>/<name>`` prints about the workload."""
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [str(Path(sys.executable).parent / "gangway"), "trace", workload],
+        env={**os.environ, **up.env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+async def events_about(api: ApiClient, namespace: str, reason: str) -> list[dict[str, Any]]:
+    """The Events of the namespace with this reason."""
+    said = await objects(api, namespace, "/apis/events.k8s.io/v1/namespaces/{ns}/events")
+    return [e for e in said.values() if e.get("reason") == reason]
 
 
 def named(resource: ApiResource, kind: str, name: str) -> dict[str, Any]:

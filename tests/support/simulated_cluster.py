@@ -27,7 +27,7 @@ from gangway_podgang.decide import (
 )
 from gangway_podgang.manifests import podgang_spec
 from gangway_podgang.plan import PlannedGang, plan_podgangs
-from gangway_podgang.rolling import ROLLING_RECREATE, RollPolicy
+from gangway_podgang.rolling import ROLLING_RECREATE, RollPolicy, to_roll
 
 GATE = labels.PODGANG_PENDING_CREATION_GATE
 INITIALIZED = labels.INITIALIZED
@@ -184,16 +184,15 @@ def converge(
     flaky = rng.random() < 0.5
     order = [g.name for g in gangs]
     for round_ in range(200):
-        decision = decide(gangs, "ns", None, cluster.observed(), PCS_UID, policy=policy)
-        again = decide(gangs, "ns", None, cluster.observed(), PCS_UID, policy=policy)
+        roll = to_roll(gangs, cluster.pods, policy)
+        decision = decide(gangs, "ns", None, cluster.observed(), PCS_UID, roll=roll)
+        again = decide(gangs, "ns", None, cluster.observed(), PCS_UID, roll=roll)
         assert decision == again, "deterministic"
         parts = decision.per_gang(cluster.pods, order)
         assert_partition(decision, [part for _, part in parts])
         if not decision.delete_pods:  # nothing rolled: a partial decision may be taken
             focus = {g.name for g in gangs if rng.random() < 0.5}
-            partial = decide(
-                gangs, "ns", None, cluster.observed(), PCS_UID, policy=policy, focus=focus
-            )
+            partial = decide(gangs, "ns", None, cluster.observed(), PCS_UID, focus=focus)
             assert partial.per_gang(cluster.pods, order) == [
                 (name, part) for name, part in parts if name in focus
             ], "a partial decision is the whole one's part for those gangs"

@@ -43,6 +43,8 @@ def detail(event: AnyJournalEvent) -> str:
             text = f"{event.phase}: {event.bound} pods bound, {event.running} running"
         case ev.GangTerminated():
             text = f"below minAvailable for {event.delay}: {', '.join(event.cliques)}"
+        case ev.GangRolled():
+            text = f"{len(event.pods)} pods of an older template replaced"
         case ev.BackendSyncFailed():
             text = f"{event.reason}: {event.message}"
         case ev.AdmissionRejected():

@@ -22,7 +22,7 @@ from gangway_podgang.decide import (
     stray_pods,
 )
 from gangway_podgang.manifests import podgang_spec
-from gangway_podgang.rolling import RollPolicy, outdated
+from gangway_podgang.rolling import ROLLING_RECREATE, RollPolicy, outdated, to_roll
 from tests.support.simulated_cluster import (
     PCS_UID,
     Cluster,
@@ -95,11 +95,10 @@ def test_on_delete_replaces_only_what_was_deleted() -> None:
     cluster = converged_on(manifest, random.Random(0))
     manifest["spec"]["template"]["cliques"][0]["spec"]["podSpec"] = {"priority": 7}
     newer = replanned(cluster, manifest)
-    on_delete = decide(
-        newer, "ns", None, cluster.observed(), PCS_UID, policy=RollPolicy(rolls=False)
-    )
-    assert on_delete.done, "OnDelete: a template change deletes nothing"
-    rolling = decide(newer, "ns", None, cluster.observed(), PCS_UID)
+    assert to_roll(newer, cluster.pods, RollPolicy(rolls=False)) == []
+    assert decide(newer, "ns", None, cluster.observed(), PCS_UID).done, "nothing rolled, nothing"
+    roll = to_roll(newer, cluster.pods, ROLLING_RECREATE)
+    rolling = decide(newer, "ns", None, cluster.observed(), PCS_UID, roll=roll)
     assert rolling.delete_pods == ("pcs-0-w-0", "pcs-0-w-1"), "replica 0's gang, whole"
 
 

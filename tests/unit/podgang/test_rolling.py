@@ -13,7 +13,6 @@ from msgspec.structs import replace
 
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, RollingUpdateConfiguration
-from gangway_podgang.decide import decide
 from gangway_podgang.rolling import (
     CLIQUE,
     GROUP,
@@ -25,7 +24,6 @@ from gangway_podgang.rolling import (
     to_roll,
 )
 from tests.support.simulated_cluster import (
-    PCS_UID,
     assert_converged,
     converge,
     converged_on,
@@ -148,8 +146,7 @@ def test_on_delete_and_coherent_roll_nothing() -> None:
         cluster = converged_on(manifest, random.Random(0))
         changed(manifest, "frontend")
         newer = replanned(cluster, manifest)
-        policy = policy_of(manifest)
-        assert decide(newer, "ns", None, cluster.observed(), PCS_UID, policy=policy).done, kind
+        assert to_roll(newer, cluster.pods, policy_of(manifest)) == [], kind
 
 
 def test_a_roll_without_progress_past_its_deadline_is_stalled() -> None:

@@ -46,6 +46,14 @@ class GangTerminated(JournalEvent, frozen=True, kw_only=True):
     delay: str
 
 
+class GangRolled(JournalEvent, frozen=True, kw_only=True):
+    """A gang replaced whole by a rolling update (RollingRecreate): these pods were made
+    from an older template and are deleted, to be made again from the current one."""
+
+    podgang: str
+    pods: list[str]
+
+
 class PodsCreated(JournalEvent, frozen=True, kw_only=True):
     podgang: str
     pods: list[str]
@@ -94,6 +102,7 @@ AnyJournalEvent = (
     | PodGangCreated
     | PodGangDeleted
     | GangTerminated
+    | GangRolled
     | PodsCreated
     | PodGangInitialized
     | BackendSynced

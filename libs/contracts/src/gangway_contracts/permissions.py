@@ -48,6 +48,7 @@ JOURNAL_WRITERS: Final[dict[str, tuple[type[JournalEvent], ...]]] = {
         events.PodGangCreated,
         events.PodGangDeleted,
         events.GangTerminated,
+        events.GangRolled,
         events.PodsCreated,
         events.PodGangInitialized,
         events.GatesLifted,

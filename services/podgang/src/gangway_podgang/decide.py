@@ -37,7 +37,6 @@ from gangway_podgang.compact import PodRecord
 from gangway_podgang.headless import ServiceWrite
 from gangway_podgang.manifests import all_references, controlled_by, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
-from gangway_podgang.rolling import ROLLING_RECREATE, RollPolicy, to_roll
 
 
 @dataclass(frozen=True)
@@ -261,31 +260,24 @@ def decide(
     observed: Observed,
     owner_uid: str,
     *,
-    policy: RollPolicy = ROLLING_RECREATE,
     focus: Collection[str] | None = None,
+    roll: Collection[str] = (),
     recycle: Collection[str] = (),
 ) -> Decision:
     """``owner_uid``: the PodCliqueSet's; a PodGang it does not control is never deleted,
-    even if it says it is part of the PodCliqueSet. ``policy``: how a template change
-    replaces running gangs (``rolling.py``; OnDelete: only pods deleted by someone else come
-    back at the new template). ``focus``: decide for these gangs alone, deleting
-    nothing and rolling nothing (a part of the decision, for the gangs whose objects
+    even if it says it is part of the PodCliqueSet. ``focus``: decide for these gangs
+    alone, deleting nothing and rolling nothing (a part of the decision, for the gangs whose objects
     changed since the whole was decided, and only while the whole rolled nothing).
-    ``recycle``: gangs to terminate whole (``termination.py``): every pod of each is
-    deleted, as a rolling recreate replaces a gang, and made again, gated."""
+    ``roll``: gangs a rolling update replaces now (``rolling.to_roll``) and ``recycle``:
+    gangs to terminate whole (``termination.py``): every pod of each is deleted and made
+    again, gated. Both are acted on only in a whole decision."""
     planned = {gang.name: gang for gang in gangs}
     by_gang: dict[str, list[PodRecord]] = {}
     for pod in observed.pods.values() if focus is None else ():
         by_gang.setdefault(pod.gang, []).append(pod)
     if focus is not None:
         gangs = tuple(g for g in gangs if g.name in focus)
-    rolled = (
-        sorted(_gang_pods(to_roll(gangs, observed.pods, policy), observed, by_gang))
-        if focus is None
-        else []
-    )
-    if recycle and focus is None:
-        rolled = sorted({*rolled, *_gang_pods(recycle, observed, by_gang)})
+    rolled = sorted(_gang_pods({*roll, *recycle}, observed, by_gang)) if focus is None else []
     # A gang being replaced, and a scaled gang whose base is, is not lifted in the same
     # round: the deletes may land and the lift not, or the lift first.
     deleted = set(rolled)

@@ -37,7 +37,7 @@ from gangway_podgang.plan import plan_podgangs
 from gangway_podgang.podcliqueset_status import REFUSED, StatusWriter
 from gangway_podgang.readmodel import ReadModel, WorkloadKey
 from gangway_podgang.report import Reporter
-from gangway_podgang.rolling import roll_policy, stall, update_started
+from gangway_podgang.rolling import roll_policy, stall, to_roll, update_started
 from gangway_podgang.scaling import scales_of
 from gangway_podgang.step import Phantom, Step
 from gangway_podgang.stream import GangStream
@@ -175,21 +175,23 @@ class Reconciler:
             plan = before.plan
         else:
             plan, focus = plan_podgangs(pcs, binding, scales), None
-        if focus is None:  # looked at whole: which gangs are past terminationDelay
+        policy = roll_policy(pcs)
+        if focus is None:  # looked at whole: which gangs are past terminationDelay, rolled
             due = recycling(pcs, plan, workload.podcliques, workload.podgangs, datetime.now(UTC))
             recycled = cliques_of(due, plan, workload.podcliques)
-        else:  # a partial decision recycles nothing; it keeps the whole one's word
+            rolled = tuple(to_roll(plan.gangs, workload.pods, policy))
+        else:  # a partial decision recycles and rolls nothing; it keeps the whole one's word
             due, recycled = before.recycling if before is not None else Recycling(), ()
-        policy = roll_policy(pcs)
+            rolled = ()
         decision = decide(
             plan.gangs,
             pcs.metadata.namespace,
             pcs.spec.template.priority_class_name,
             Observed(podgangs=workload.podgangs, pods=workload.pods),
             owner_uid=pcs.metadata.uid,
-            policy=policy,
             focus=focus,
-            recycle=due.gangs,  # acted on only in a whole decision
+            roll=rolled,  # both acted on only in a whole decision
+            recycle=due.gangs,
         )
         services, stale = services_to_write(pcs, plan, workload.services, focus)
         decision = replace(
@@ -207,6 +209,7 @@ class Reconciler:
             decision,
             binding=binding,
             recycling=due,
+            rolled=rolled,
             stall=stalled,
         )
 

@@ -121,6 +121,8 @@ def note(steps: list[JournalEvent]) -> str:
             said = f"{noun} deleted: no longer planned"
         case events.GangTerminated(delay=delay):
             said = f"{noun} recycled whole: below minAvailable for terminationDelay ({delay})"
+        case events.GangRolled():
+            said = f"{noun} replaced whole: {pods} pods of an older template (RollingRecreate)"
         case events.PodGangInitialized():
             said = f"{noun} initialized: every pod exists"
         case events.PodsCreated():

@@ -28,6 +28,7 @@ class Step:
     by_grove: bool = False  # Grove's operator drives it: nothing decided, left alone
     binding: ClusterTopologyBinding | None = None  # the topology the plan was made with
     recycling: Recycling = field(default_factory=Recycling)  # gang termination, if due
+    rolled: tuple[str, ...] = ()  # gangs a rolling update replaces in this decision
     stall: Stall = field(default_factory=Stall)  # a roll past a progressDeadline
 
     @property

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
+from gangway_contracts import events
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import Condition
 from gangway_podgang import progress
@@ -119,6 +120,8 @@ class GangStream:
                         continue
                     steps[gang] += 1
                     started = True
+                    if gang in step.rolled and part.delete_pods:
+                        await self._rolled(step, gang, part.delete_pods)
                     flying[asyncio.create_task(self._move(key, step, part, learned))] = gang
                 decisions += started
                 if not flying:
@@ -152,6 +155,13 @@ class GangStream:
         if failure is not None:
             raise failure
         return Streamed(step, decisions)
+
+    async def _rolled(self, step: Step, gang: str, pods: tuple[str, ...]) -> None:
+        """A gang a rolling update replaces, in the journal (``gangway trace``) and an Event,
+        as its pods are deleted (not again while they go)."""
+        common = self.reporter.common(step.pcs)
+        event = events.GangRolled(**common, podgang=gang, pods=[*pods])
+        await self.reporter.report(step.pcs, event)
 
     def _focus(self, key: WorkloadKey, step: Step) -> set[str]:
         """The gangs a partial decision looks at: those whose PodGang or pods changed, the
