@@ -25,8 +25,10 @@ from tests.chaos.scenario import (
     Fault,
     State,
     System,
+    chaos_workload,
     deleted,
     journal_complete,
+    kill_and_restart,
     kill_the_first_replicas,
     logged,
     part_built,
@@ -35,7 +37,7 @@ from tests.chaos.scenario import (
     until,
     workload_through,
 )
-from tests.support.kube import merge_patch
+from tests.support.kube import merge_patch, server_side_apply
 from tests.support.store import eventually
 
 GANGS: Final = 30
@@ -147,3 +149,38 @@ async def test_scaled_up_and_down_while_services_are_down(
     assert await journal_complete(system, namespace, GANGS // 2) == []
     left = await deleted(system, api, namespace)
     assert left.empty(), (sorted(left.podgangs), sorted(left.pods), sorted(left.workloads))
+
+
+async def test_podgang_killed_mid_roll_finishes_the_roll_once(
+    system: System, api: ApiClient, namespace: str
+) -> None:
+    """A converged workload rolled to a new image; podgang is killed once a third of its
+    pods are new, and restarted: the roll ends with every pod on the new image, placed, the
+    same PodGangs (none made again) and every pod once."""
+    pcs = chaos_workload(namespace, NAME, GANGS)
+    await server_side_apply(api, pcs, namespace)
+    probe = partial(state, api, system.cp, namespace)
+    before = await until(probe, lambda s: s.converged(GANGS), CONVERGED_WITHIN)
+    assert before.converged(GANGS)
+    gangs = {name: g["metadata"]["uid"] for name, g in before.podgangs.items()}
+    [clique] = pcs["spec"]["template"]["cliques"]
+    for container in clique["spec"]["podSpec"]["containers"]:
+        container["image"] = "registry.example.com/next:2"
+
+    def new(found: State) -> int:
+        return sum(
+            1
+            for p in found.pods.values()
+            if p["spec"]["containers"][0]["image"] == "registry.example.com/next:2"
+        )
+
+    await server_side_apply(api, pcs, namespace)
+    await until(probe, lambda s: new(s) >= 2 * GANGS // 3, CONVERGED_WITHIN)
+    kill_and_restart("podgang")(system)
+    done = await until(
+        probe, lambda s: s.converged(GANGS) and new(s) == 2 * GANGS, CONVERGED_WITHIN
+    )
+    assert done.converged(GANGS)
+    assert new(done) == 2 * GANGS, f"{new(done)} of {2 * GANGS} pods on the new image"
+    assert done.owners_unique()
+    assert {name: g["metadata"]["uid"] for name, g in done.podgangs.items()} == gangs
