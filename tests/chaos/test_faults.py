@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import urllib.request
 from functools import partial
 from typing import Any, Final
 
@@ -184,3 +185,58 @@ async def test_podgang_killed_mid_roll_finishes_the_roll_once(
     assert new(done) == 2 * GANGS, f"{new(done)} of {2 * GANGS} pods on the new image"
     assert done.owners_unique()
     assert {name: g["metadata"]["uid"] for name, g in done.podgangs.items()} == gangs
+
+
+async def test_gangway_replaced_by_new_processes_writes_no_pod_and_no_gang(
+    system: System, api: ApiClient, namespace: str
+) -> None:
+    """An upgrade of Gangway as a rollout makes one (Grove #709: an operator upgrade that
+    recreates every pod): every service killed over a converged workload and new processes
+    started under new names (new lease holders, as new pods are); the PodCliqueSet touched,
+    so the new podgang looks at it. No pod, PodGang or Workload is written."""
+    await server_side_apply(api, chaos_workload(namespace, NAME, GANGS), namespace)
+    probe = partial(state, api, system.cp, namespace)
+    await until(probe, lambda s: s.converged(GANGS) and settled(s), CONVERGED_WITHIN)
+    await asyncio.sleep(AFTERMATH)  # the old services quiet: what they wrote has landed
+    before = await state(api, system.cp, namespace)
+    assert settled(before)
+    running = sorted(system.services.ports)
+    for name in running:
+        system.kill(name)
+    upgraded = [system.replica(name, 2) for name in running]
+    touch = {"metadata": {"labels": {"example.com/touched": "after-upgrade"}}}
+    await merge_patch(api, PODCLIQUESETS.path(namespace, NAME), touch)
+    podgang = next(name for name in upgraded if name.startswith("podgang"))
+    await eventually(partial(reconciles, system, podgang), bool, CONVERGED_WITHIN)
+    await asyncio.sleep(AFTERMATH)
+    after = await state(api, system.cp, namespace)
+    assert versions(after) == versions(before)
+
+
+def settled(found: State) -> bool:
+    """Every PodGang says Running (its last phase write done)."""
+    return all(g.get("status", {}).get("phase") == "Running" for g in found.podgangs.values())
+
+
+def versions(found: State) -> dict[str, str]:
+    """Every object's resourceVersion: any write changes one."""
+    return {
+        f"{kind}/{name}": obj["metadata"]["resourceVersion"]
+        for kind, objs in (
+            ("PodGang", found.podgangs),
+            ("Pod", found.pods),
+            ("Workload", found.workloads),
+        )
+        for name, obj in objs.items()
+    }
+
+
+async def reconciles(system: System, name: str) -> int:
+    """The reconciles podgang process ``name`` has ended (its /metrics)."""
+    url = f"http://127.0.0.1:{system.services.ports[name]}/metrics"
+    text = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read().decode())
+    return sum(
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("gangway_podgang_reconciles_total")
+    )
