@@ -71,6 +71,12 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     found = await pods(api, namespace)
     assert bound(found.values()) == running(found.values()) == 4
     assert len({p["spec"]["nodeName"] for p in found.values()}) == 4
+    # Grove's Ready and the times each condition last became True (#792).
+    gang = await gang_where(
+        api, namespace, "trainer-0", lambda g: condition(g, "Ready").get("status") == "True"
+    )
+    assert gang["status"]["lastScheduled"] == scheduled(gang)["lastTransitionTime"]
+    assert gang["status"]["lastReady"] == condition(gang, "Ready")["lastTransitionTime"]
 
 
 async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(

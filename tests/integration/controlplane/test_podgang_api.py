@@ -16,7 +16,7 @@ from prometheus_client import REGISTRY
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PODGANG_PLURAL, SCHEDULER_GROUP, SCHEDULER_VERSION, PodGang
 from gangway_contracts.k8s import Condition
-from gangway_contracts.labels import BACKEND_SYNCED, INITIALIZED, SCHEDULED
+from gangway_contracts.labels import BACKEND_SYNCED, INITIALIZED, LAST_TRUE, READY, SCHEDULED
 from gangway_runtime.status import PODGANGS, set_podgang_condition
 from tests.support.kube import kube_of, merge_patch
 from tests.support.manifests import fixture
@@ -255,3 +255,53 @@ async def test_a_placeholder_makes_the_backends_first_write_a_replacement(
     live = await kube.request("GET", PODGANGS.path(namespace, "gang-0", "status"))
     statuses = [(c["type"], c["status"]) for c in msgspec.json.decode(live)["status"]["conditions"]]
     assert statuses == [(INITIALIZED, "True"), (BACKEND_SYNCED, "True")]
+
+
+async def test_last_scheduled_and_last_ready_say_when_each_last_became_true(
+    api: ApiClient, namespace: str
+) -> None:
+    """Grove #792: Scheduled and Ready written together; lastScheduled and lastReady set when
+    each turns True, kept when it turns False, moved when it turns True again."""
+    kube = kube_of(api)
+    created = msgspec.json.decode(
+        await kube.request("POST", PODGANGS.path(namespace), body=podgang_manifest(namespace))
+    )
+
+    async def placed(current: dict[str, Any], scheduled: bool, ready: bool, at: str) -> Any:
+        conditions = [
+            replace(flipped(t, s), last_transition_time=at)
+            for t, s in ((SCHEDULED, scheduled), (READY, ready))
+        ]
+        written = await set_podgang_condition(
+            kube,
+            current,
+            conditions[0],
+            phase="Running",
+            also=conditions[1:],
+            last_true=LAST_TRUE,
+        )
+        assert written is not None
+        return written
+
+    first = await placed(created, False, False, "2026-11-28T10:00:00Z")
+    assert "lastScheduled" not in first["status"]
+    second = await placed(first, True, False, "2026-11-28T10:01:00Z")
+    assert second["status"]["lastScheduled"] == "2026-11-28T10:01:00Z"
+    assert "lastReady" not in second["status"]
+    third = await placed(second, True, True, "2026-11-28T10:02:00Z")
+    assert third["status"]["lastScheduled"] == "2026-11-28T10:01:00Z"
+    assert third["status"]["lastReady"] == "2026-11-28T10:02:00Z"
+    fourth = await placed(third, True, False, "2026-11-28T10:03:00Z")
+    assert fourth["status"]["lastReady"] == "2026-11-28T10:02:00Z"  # kept when it regresses
+    fifth = await placed(fourth, True, True, "2026-11-28T10:04:00Z")
+    assert fifth["status"]["lastReady"] == "2026-11-28T10:04:00Z"
+    assert (
+        await set_podgang_condition(
+            kube,
+            fifth,
+            replace(flipped(SCHEDULED, True), last_transition_time="x"),
+            phase="Running",
+            last_true=LAST_TRUE,
+        )
+        is None
+    ), "nothing changed: no write, not even of a stamp"

@@ -47,14 +47,18 @@ GONE_FROM_KUBERNETES = {
 }
 
 
-# Grove's update API of #817 (merged 2026-09, after the pinned commit, which no stored
-# snapshot of Grove is newer than): per-component rollingUpdate. Its shape is taken from
-# Grove's podcliqueset.go of that API (RollingUpdateConfiguration: maxUnavailable,
-# progressDeadline) and held by tests/integration/admission/test_webhook.py.
+# Grove's API newer than the pinned commit (no stored snapshot of Grove is newer): the
+# per-component rollingUpdate of #817 (RollingUpdateConfiguration: maxUnavailable,
+# progressDeadline; held by tests/integration/admission/test_webhook.py) and the PodGang's
+# lastScheduled / lastReady of #792 (merged 2026-08-26).
 NEWER_IN_GROVE = {
     "PodCliqueSet": [
         "spec.template.cliques[].rollingUpdate: not a field of Grove's schema",
         "spec.template.podCliqueScalingGroups[].rollingUpdate: not a field of Grove's schema",
+    ],
+    "PodGang": [
+        "status.lastReady: not a field of Grove's schema",
+        "status.lastScheduled: not a field of Grove's schema",
     ],
 }
 

@@ -540,6 +540,10 @@ class PodGangStatus(Wire, frozen=True, kw_only=True):
     """The gang's conditions (Initialized once the scheduler's resources exist, Scheduled…)."""
     placement_score: float | None = None
     """How well the placement met the preferred topology, when the scheduler says."""
+    last_scheduled: Timestamp | None = None
+    """When the Scheduled condition last became True (never unset once set)."""
+    last_ready: Timestamp | None = None
+    """When the Ready condition last became True (never unset once set)."""
 
 
 class PodGang(Wire, frozen=True, kw_only=True):

@@ -47,3 +47,7 @@ INITIALIZED: Final = "Initialized"
 BACKEND_SYNCED: Final = "BackendSynced"
 # Grove's: True once minReplicas pods of every podgroup are on nodes; reflects current state.
 SCHEDULED: Final = "Scheduled"
+# Grove's: True while minReplicas pods of every podgroup are ready; reflects current state.
+READY: Final = "Ready"
+# Grove's PodGang status fields: when each of those last became True.
+LAST_TRUE: Final = {SCHEDULED: "lastScheduled", READY: "lastReady"}

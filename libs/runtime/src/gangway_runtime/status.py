@@ -14,7 +14,7 @@ Nothing is written when nothing would change.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -117,26 +117,33 @@ async def set_podgang_condition(
     phase: str | None = None,
     *,
     placeholders: Sequence[Condition] = (),
+    also: Sequence[Condition] = (),
+    last_true: Mapping[str, str] | None = None,
 ) -> dict[str, Any] | None:
-    """Merge one condition (and, given, the phase) into a PodGang's status; other writers'
-    conditions are kept. ``current``: the PodGang as the read model has it.
+    """Merge one condition (and ``also`` others, and, given, the phase) into a PodGang's
+    status; other writers' conditions are kept. ``current``: the PodGang as the read model
+    has it.
 
     A condition already in the list is replaced where it stands (its place tested), which no
     other writer's change disturbs; a new one is appended under a test of the whole list,
     which every other change fails (a read, then again). ``placeholders``: conditions the
     first write puts in when absent (Unknown until their writer says), so that writer
-    replaces instead of appending."""
+    replaces instead of appending. ``last_true``: condition type → the status field that
+    says when it last became True (Grove's ``lastScheduled``, ``lastReady``): set when it
+    does, or when this write finds it True and the field unset."""
+    conditions = (condition, *also)
+    stamps = last_true or {}
     meta = current["metadata"]
     path = PODGANGS.path(meta.get("namespace", ""), meta["name"], "status")
     for _ in range(_ATTEMPTS):
         status = current.get("status") or {}
         if status.get("conditions") is None or not status.get("phase"):
             # The first write: the list and the phase are made whole, under a precondition.
-            change = _merged(condition, phase, placeholders)
+            change = _merged(conditions, phase, placeholders, stamps)
             return await _patch_status(
                 kube, PODGANGS, current, change, missing_ok=True, answer=_Object
             )
-        ops = _condition_ops(status, condition, phase)
+        ops = _condition_ops(status, conditions, phase, stamps)
         if not ops:
             return None
         try:
@@ -151,45 +158,84 @@ async def set_podgang_condition(
 
 
 def _merged(
-    condition: Condition, phase: str | None, placeholders: Sequence[Condition]
+    conditions: Sequence[Condition],
+    phase: str | None,
+    placeholders: Sequence[Condition],
+    stamps: Mapping[str, str],
 ) -> StatusChange:
     def change(status: dict[str, Any]) -> dict[str, Any] | None:
         before = status.get("conditions") or []
-        conditions = merged_conditions(before, condition)
+        merged: list[dict[str, Any]] | None = None
+        for condition in conditions:
+            merged = merged_conditions(merged or before, condition) or merged
         for placeholder in placeholders:
-            if not any(c.get("type") == placeholder.type for c in conditions or before):
-                conditions = merged_conditions(conditions or before, placeholder)
+            if not any(c.get("type") == placeholder.type for c in merged or before):
+                merged = merged_conditions(merged or before, placeholder)
         wanted = phase or status.get("phase") or _PENDING
-        if conditions is None and wanted == status.get("phase"):
+        if merged is None and wanted == status.get("phase"):
             return None
-        return {"phase": wanted, "conditions": conditions or before}
+        written = {"phase": wanted, "conditions": merged or before}
+        return written | _stamped(status, before, merged or before, conditions, stamps)
 
     return change
 
 
+def _stamped(
+    status: dict[str, Any],
+    before: list[dict[str, Any]],
+    after: list[dict[str, Any]],
+    conditions: Sequence[Condition],
+    stamps: Mapping[str, str],
+) -> dict[str, str]:
+    """The "last became True" fields to set: for each stamped condition True after the
+    write, its transition time, when it was not True before or the field is unset."""
+    found: dict[str, str] = {}
+    for condition in conditions:
+        field = stamps.get(condition.type)
+        if field is None or condition.status != "True":
+            continue
+        was = next((c for c in before if c.get("type") == condition.type), {})
+        now = next(c for c in after if c.get("type") == condition.type)
+        if was.get("status") != "True" or not status.get(field):
+            found[field] = now["lastTransitionTime"]
+    return found
+
+
 def _condition_ops(
-    status: dict[str, Any], condition: Condition, phase: str | None
+    status: dict[str, Any],
+    conditions: Sequence[Condition],
+    phase: str | None,
+    stamps: Mapping[str, str],
 ) -> list[dict[str, Any]]:
-    """The JSON patch (RFC 6902) that writes one condition and the phase, [] for none."""
+    """The JSON patch (RFC 6902) that writes the conditions, the phase and the stamps they
+    call for, [] for none."""
     existing: list[dict[str, Any]] = status["conditions"]
     ops: list[dict[str, Any]] = []
-    merged = merged_conditions(existing, condition)
-    if merged is not None:
+    after = list(existing)
+    tested = False
+    for condition in conditions:
+        merged = merged_conditions(after, condition)
+        if merged is None:
+            continue
         entry = next(c for c in merged if c["type"] == condition.type)
         index = next((i for i, c in enumerate(existing) if c.get("type") == condition.type), None)
         if index is None:
-            ops += [
-                {"op": "test", "path": "/status/conditions", "value": existing},
-                {"op": "add", "path": "/status/conditions/-", "value": entry},
-            ]
+            if not tested:  # appended under a test of the whole list, once
+                ops.append({"op": "test", "path": "/status/conditions", "value": existing})
+                tested = True
+            ops.append({"op": "add", "path": "/status/conditions/-", "value": entry})
         else:
             at = f"/status/conditions/{index}"
             ops += [
                 {"op": "test", "path": f"{at}/type", "value": condition.type},
                 {"op": "replace", "path": at, "value": entry},
             ]
+        after = merged
     if phase is not None and phase != status.get("phase"):
         ops.append({"op": "replace", "path": "/status/phase", "value": phase})
+    if ops:  # a stamp rides on a write made anyway: never a write of its own
+        for field, value in _stamped(status, existing, after, conditions, stamps).items():
+            ops.append({"op": "add", "path": f"/status/{field}", "value": value})
     return ops
 
 

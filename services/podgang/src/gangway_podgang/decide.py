@@ -37,6 +37,7 @@ from gangway_podgang.compact import PodRecord
 from gangway_podgang.headless import ServiceWrite
 from gangway_podgang.manifests import all_references, controlled_by, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
+from gangway_podgang.rolling import available
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,7 @@ class Placement:
     running: int
     reason: str
     message: str
+    ready: bool = False  # every podgroup has minReplicas ready pods (Grove's Ready)
 
     @property
     def scheduled(self) -> bool:
@@ -180,13 +182,17 @@ class Placement:
         return (self.by_scheduler or reported) and self.differs_from(podgang)
 
     def differs_from(self, podgang: PodGang) -> bool:
+        """A Ready condition the PodGang lacks is no difference by itself: a gang placed
+        before Gangway wrote one gets it with its next change, not a write of its own."""
         found = podgang.current_condition(labels.SCHEDULED)
+        ready = podgang.current_condition(labels.READY)
         return (
             phase_now(podgang) != self.phase
             or found is None
             or (found.status == "True") != self.scheduled
             or found.reason != self.reason
             or found.message != self.message
+            or (ready is not None and (ready.status == "True") != self.ready)
         )
 
 
@@ -213,7 +219,7 @@ def placement_of(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> Placement:
         message = "; ".join(sorted({m for _, m in verdicts})[:MAX_VERDICTS])
     else:
         reason, message = PODS_PENDING, "the scheduler has not placed the gang yet"
-    return Placement(phase, bound, running, reason, message)
+    return Placement(phase, bound, running, reason, message, ready=available(gang, pods))
 
 
 def phase_now(podgang: PodGang) -> str:

@@ -107,6 +107,10 @@ class Expectation:
         return seen is not None and newer_or_same(seen[0], self.resource_version)
 
 
+_READY: Final = "every podgroup has its minReplicas pods ready"
+_NOT_READY: Final = "a podgroup has fewer ready pods than its minReplicas"
+
+
 def _condition(podgang: PodGang, type_: str, status: str, reason: str, message: str) -> Condition:
     """One of the PodGang's conditions as of now, observed at its generation."""
     return Condition(
@@ -444,11 +448,24 @@ class Actuator:
     async def _set_placement(
         self, pcs: PodCliqueSet, live: PodGang, placement: Placement
     ) -> list[Expectation]:
-        """The phase and the Scheduled condition, in one status write."""
+        """The phase and the Scheduled and Ready conditions (with when each last became
+        True), in one status write."""
         meta = live.metadata
         status = "True" if placement.scheduled else "False"
         scheduled = _condition(live, labels.SCHEDULED, status, placement.reason, placement.message)
-        call = set_podgang_condition(self.kube, to_object(live), scheduled, phase=placement.phase)
+        ready = (
+            _condition(live, labels.READY, "True", "PodGangReady", _READY)
+            if placement.ready
+            else _condition(live, labels.READY, "False", "PodGangNotReady", _NOT_READY)
+        )
+        call = set_podgang_condition(
+            self.kube,
+            to_object(live),
+            scheduled,
+            phase=placement.phase,
+            also=(ready,),
+            last_true=labels.LAST_TRUE,
+        )
         # Not counted to the gang: its count ended when its gates came off.
         written = await self._write(Kind.PODGANG, "status", "", call)
         if written is not None and phase_now(live) != placement.phase:
