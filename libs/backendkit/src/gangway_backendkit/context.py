@@ -105,6 +105,17 @@ class BackendContext:
                 MIRROR_BEHIND.labels(self.backend).inc()
         raise AssertionError("unreachable: the read attempt returns or raises")
 
+    async def delete_kept(
+        self, resource: ApiResource, namespace: str, name: str, owner_uid: str
+    ) -> None:
+        """Delete an object this backend kept for the PodGang of ``owner_uid``, if the
+        mirror shows it (no read for what was never made or is gone already) and it is
+        still that PodGang's."""
+        key = ObjectKey(f"{resource.plural}.{resource.group}", self.backend, namespace, name)
+        record = await self.record(key)
+        if record is not None and not record.deleted:
+            await converge.delete_owned(self.kube, resource, namespace, name, owner_uid)
+
     async def require(self, resource: ApiResource, remedy: str) -> None:
         """Refuse to start (exit 2, one line) unless the API server serves ``resource``;
         ``remedy`` says what to install."""

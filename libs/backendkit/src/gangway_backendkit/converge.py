@@ -19,6 +19,7 @@ import msgspec
 from gangway_backendkit.manifest import Manifest
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang
+from gangway_contracts.incarnations import incarnated, incarnation_of
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.objects import version_of
 
@@ -195,14 +196,21 @@ def owned_by(podgang: PodGang) -> Manifest:
     }
 
 
+def gang_object_name(podgang: PodGang, name: str) -> str:
+    """The name of the backend object ``name`` for the PodGang's incarnation: a gang made
+    again is a new gang to its scheduler (``gangway_contracts.incarnations``)."""
+    return incarnated(name, incarnation_of(podgang.metadata.annotations))
+
+
 def carried_metadata(podgang: PodGang, name: str) -> Manifest:
-    """Metadata of a backend object for ``podgang``: its labels and annotations carried
-    over (so selectors and tools find it), managed by Gangway, owned by the PodGang."""
+    """Metadata of a backend object ``name`` (named for the PodGang's incarnation) for
+    ``podgang``: its labels and annotations carried over (so selectors and tools find it),
+    managed by Gangway, owned by the PodGang."""
     annotations = {
         key: value for key, value in podgang.metadata.annotations.items() if key not in _NOT_CARRIED
     }
     return {
-        "name": name,
+        "name": gang_object_name(podgang, name),
         "namespace": podgang.metadata.namespace,
         "labels": {**podgang.metadata.labels, labels.MANAGED_BY: labels.MANAGED_BY_GANGWAY},
         "annotations": annotations,

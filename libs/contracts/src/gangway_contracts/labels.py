@@ -42,6 +42,12 @@ TEMPLATE_REPLICAS_ANNOTATION: Final = "gangway.dev/template-replicas"
 # defaults an HPA's spec, so the live spec is not compared).
 SPEC_DIGEST_ANNOTATION: Final = "gangway.dev/spec-digest"
 
+# A gang's incarnation: absent (0) until the gang is first made again (a roll, a recycle),
+# then one more each time. On the PodGang (annotation) and on each pod made for it (label):
+# a pod of an earlier incarnation is an old gang's. Scheduler objects of incarnation n > 0
+# carry it in their names (gangway_contracts.incarnations).
+INCARNATION: Final = "gangway.dev/incarnation"
+
 # PodGang conditions: Initialized is the podgang service's, BackendSynced the backend's.
 INITIALIZED: Final = "Initialized"
 BACKEND_SYNCED: Final = "BackendSynced"

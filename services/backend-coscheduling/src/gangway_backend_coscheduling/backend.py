@@ -7,19 +7,19 @@ from gangway_backend_coscheduling import translate
 from gangway_backend_coscheduling.builtin import NAME, CoschedulingConfig
 from gangway_backend_coscheduling.translate import PODGROUPS
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned
+from gangway_backendkit.converge import gang_object_name
 from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
-from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
     PreparePodsRequest,
     ValidateReply,
     ValidateRequest,
 )
+from gangway_runtime.kube import ApiResource
 
 
 class CoschedulingBackend(KeepsResources):
@@ -56,8 +56,8 @@ class CoschedulingBackend(KeepsResources):
             )
         return said
 
-    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
-        await delete_owned(ctx.kube, PODGROUPS, last.namespace, last.name, last.uid)
+    def kept(self, podgang: PodGang) -> list[tuple[ApiResource, str]]:
+        return [(PODGROUPS, gang_object_name(podgang, podgang.metadata.name))]
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         return prepare_each(request, self._prepare)

@@ -14,7 +14,7 @@ from typing import Final
 
 from gangway_backend_coscheduling.builtin import NAME, CoschedulingConfig
 from gangway_backendkit.checks import spare_pods_in_shared_gangs, without_topology
-from gangway_backendkit.converge import carried_metadata
+from gangway_backendkit.converge import carried_metadata, gang_object_name
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest
 from gangway_contracts.errors import FieldError
@@ -61,7 +61,7 @@ def prepare_pod(scheduler_name: str) -> PreparePod:
     def prepare(pod: Manifest, podgang: PodGang, podgroup_name: str) -> Manifest:
         return amend(
             pod,
-            labels={POD_GROUP_LABEL: podgang.metadata.name},
+            labels={POD_GROUP_LABEL: gang_object_name(podgang, podgang.metadata.name)},
             spec={"schedulerName": scheduler_name},
         )
 

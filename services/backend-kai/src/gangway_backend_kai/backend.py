@@ -9,14 +9,13 @@ from gangway_backend_kai import translate
 from gangway_backend_kai.builtin import NAME
 from gangway_backend_kai.translate import PODGROUPS, QUEUES, TOPOLOGIES
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned, ensure
+from gangway_backendkit.converge import ensure, gang_object_name
 from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, SyncFailed
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
-from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
     PreparePodsRequest,
@@ -24,6 +23,7 @@ from gangway_contracts.rpc import (
     ValidateRequest,
 )
 from gangway_contracts.subjects import Kind, ObjectKey
+from gangway_runtime.kube import ApiResource
 from gangway_runtime.status import PODGANGS
 
 
@@ -61,8 +61,8 @@ class KaiBackend(KeepsResources):
         await _mark_skip_podgrouper(ctx, podgang)
         await _ensure_topology(ctx, podgang)
 
-    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
-        await delete_owned(ctx.kube, PODGROUPS, last.namespace, last.name, last.uid)
+    def kept(self, podgang: PodGang) -> list[tuple[ApiResource, str]]:
+        return [(PODGROUPS, gang_object_name(podgang, podgang.metadata.name))]
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         return prepare_each(request, translate.prepare_pod)

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from gangway_backend_kai.builtin import NAME
 from gangway_backendkit import queues
-from gangway_backendkit.converge import carried_metadata
+from gangway_backendkit.converge import carried_metadata, gang_object_name
 from gangway_backendkit.pods import amend
 from gangway_backendkit.protocol import Manifest, SyncFailed
 from gangway_backendkit.queues import Queue
@@ -230,6 +230,9 @@ def prepare_pod(pod: Manifest, podgang: PodGang, podgroup_name: str) -> Manifest
     return amend(
         pod,
         labels={SUBGROUP_LABEL: podgroup_name},
-        annotations={POD_GROUP_ANNOTATION: podgang.metadata.name, SKIP_PODGROUPER: "true"},
+        annotations={
+            POD_GROUP_ANNOTATION: gang_object_name(podgang, podgang.metadata.name),
+            SKIP_PODGROUPER: "true",
+        },
         spec={"schedulerName": NAME},
     )

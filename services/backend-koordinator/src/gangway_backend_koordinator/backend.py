@@ -3,25 +3,23 @@ PodGang's gangs one GangGroup, pods handed to koord-scheduler."""
 
 from __future__ import annotations
 
-import msgspec
-
 from gangway_backend_koordinator import translate
 from gangway_backend_koordinator.builtin import NAME, KoordinatorConfig
 from gangway_backend_koordinator.translate import PODGROUPS
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned
+from gangway_backendkit.converge import gang_object_name
 from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
-from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
     PreparePodsRequest,
     ValidateReply,
     ValidateRequest,
 )
+from gangway_runtime.kube import ApiResource
 
 
 class KoordinatorBackend(KeepsResources):
@@ -52,10 +50,8 @@ class KoordinatorBackend(KeepsResources):
     def describe(self, podgang: PodGang, manifests: list[Manifest]) -> str:
         return f"Koordinator GangGroup of {len(manifests)} gangs, {self.config.mode}"
 
-    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
-        podgang = msgspec.json.decode(last.object, type=PodGang)
-        for group in podgang.spec.podgroups:
-            await delete_owned(ctx.kube, PODGROUPS, last.namespace, group.name, last.uid)
+    def kept(self, podgang: PodGang) -> list[tuple[ApiResource, str]]:
+        return [(PODGROUPS, gang_object_name(podgang, g.name)) for g in podgang.spec.podgroups]
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         return prepare_each(request, self._prepare)

@@ -16,7 +16,7 @@ from typing import Final
 
 from gangway_backend_koordinator.builtin import NAME, KoordinatorConfig
 from gangway_backendkit.checks import spare_pods_in_shared_gangs, without_topology
-from gangway_backendkit.converge import carried_metadata
+from gangway_backendkit.converge import carried_metadata, gang_object_name
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest
 from gangway_contracts.errors import FieldError
@@ -39,7 +39,9 @@ def gang_group(podgang: PodGang) -> list[str]:
     """Every gang of the PodGang as ``namespace/name``, in the PodGang's order (Koordinator
     sorts them into the group's id; each member lists the same set)."""
     namespace = podgang.metadata.namespace
-    return [f"{namespace}/{group.name}" for group in podgang.spec.podgroups]
+    return [
+        f"{namespace}/{gang_object_name(podgang, group.name)}" for group in podgang.spec.podgroups
+    ]
 
 
 def podgroups(podgang: PodGang, config: KoordinatorConfig) -> list[Manifest]:
@@ -78,7 +80,9 @@ def prepare_pod(scheduler_name: str) -> PreparePod:
 
     def prepare(pod: Manifest, podgang: PodGang, podgroup_name: str) -> Manifest:
         return amend(
-            pod, labels={POD_GROUP_LABEL: podgroup_name}, spec={"schedulerName": scheduler_name}
+            pod,
+            labels={POD_GROUP_LABEL: gang_object_name(podgang, podgroup_name)},
+            spec={"schedulerName": scheduler_name},
         )
 
     return prepare

@@ -3,8 +3,6 @@ nothing but the scheduler's name when it is off."""
 
 from __future__ import annotations
 
-import msgspec
-
 from gangway_backend_kube import translate
 from gangway_backend_kube.builtin import KubeSchedulerConfig
 from gangway_backend_kube.translate import (
@@ -16,20 +14,19 @@ from gangway_backend_kube.translate import (
     podgroups_of,
 )
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned
+from gangway_backendkit.converge import gang_object_name
 from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
-from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
     PreparePodsRequest,
     ValidateReply,
     ValidateRequest,
 )
-from gangway_runtime.kube import Kube
+from gangway_runtime.kube import ApiResource, Kube
 from gangway_runtime.startup import CannotStart
 
 
@@ -92,15 +89,13 @@ class KubeBackend(KeepsResources):
             return "gang scheduling off: pods go to default-scheduler one by one"
         return f"Workload API {self.version}"
 
-    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
+    def kept(self, podgang: PodGang) -> list[tuple[ApiResource, str]]:
         if self.version is None:
-            return
-        podgang = msgspec.json.decode(last.object, type=PodGang)
-        ns = last.namespace
-        await delete_owned(ctx.kube, translate.workloads(self.version), ns, last.name, last.uid)
+            return []
+        found = [(translate.workloads(self.version), podgang.metadata.name)]
         if self.version in WITH_PODGROUPS:
-            for group in podgang.spec.podgroups:
-                await delete_owned(ctx.kube, podgroups_of(self.version), ns, group.name, last.uid)
+            found += [(podgroups_of(self.version), g.name) for g in podgang.spec.podgroups]
+        return [(resource, gang_object_name(podgang, name)) for resource, name in found]
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         return prepare_each(request, translate.prepare_pod(self.version))

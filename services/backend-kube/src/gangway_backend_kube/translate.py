@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any, Final, Literal
 
 from gangway_backendkit.checks import without_topology
-from gangway_backendkit.converge import carried_metadata
+from gangway_backendkit.converge import carried_metadata, gang_object_name
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest, SyncFailed
 from gangway_contracts import labels
@@ -131,7 +131,7 @@ def podgroups(podgang: PodGang, version: WorkloadVersion) -> list[Manifest]:
             "kind": "PodGroup",
             "metadata": carried_metadata(podgang, group),
             "spec": {
-                **_template_ref(version, podgang.metadata.name, name),
+                **_template_ref(version, gang_object_name(podgang, podgang.metadata.name), name),
                 "schedulingPolicy": _policy(n),
             },
         }
@@ -153,10 +153,10 @@ def prepare_pod(version: WorkloadVersion | None) -> PreparePod:
     def prepare(pod: Manifest, podgang: PodGang, podgroup: str) -> Manifest:
         spec: dict[str, Any] = {"schedulerName": NAME}
         if version in WITH_PODGROUPS:
-            spec["schedulingGroup"] = {"podGroupName": podgroup}
+            spec["schedulingGroup"] = {"podGroupName": gang_object_name(podgang, podgroup)}
         elif version == "v1alpha1":
             spec["workloadRef"] = {
-                "name": podgang.metadata.name,
+                "name": gang_object_name(podgang, podgang.metadata.name),
                 "podGroup": template_name(podgang, podgroup),
             }
         return amend(pod, spec=spec)

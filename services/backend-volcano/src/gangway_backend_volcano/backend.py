@@ -7,20 +7,20 @@ from gangway_backend_volcano import translate
 from gangway_backend_volcano.builtin import NAME, VolcanoConfig
 from gangway_backend_volcano.translate import PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.converge import delete_owned
+from gangway_backendkit.converge import gang_object_name
 from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, SyncFailed
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
-from gangway_contracts.records import ObjectRecord
 from gangway_contracts.rpc import (
     PreparePodsReply,
     PreparePodsRequest,
     ValidateReply,
     ValidateRequest,
 )
+from gangway_runtime.kube import ApiResource
 
 
 class VolcanoBackend(KeepsResources):
@@ -64,8 +64,8 @@ class VolcanoBackend(KeepsResources):
             f"({len(spec['minTaskMember'])} tasks)"
         )
 
-    async def on_podgang_delete(self, last: ObjectRecord, ctx: BackendContext) -> None:
-        await delete_owned(ctx.kube, PODGROUPS, last.namespace, last.name, last.uid)
+    def kept(self, podgang: PodGang) -> list[tuple[ApiResource, str]]:
+        return [(PODGROUPS, gang_object_name(podgang, podgang.metadata.name))]
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         return prepare_each(request, self._prepare)

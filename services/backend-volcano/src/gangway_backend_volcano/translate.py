@@ -28,7 +28,7 @@ from typing import Any, Final
 from gangway_backend_volcano.builtin import NAME, VolcanoConfig
 from gangway_backendkit import queues
 from gangway_backendkit.checks import without_topology
-from gangway_backendkit.converge import carried_metadata
+from gangway_backendkit.converge import carried_metadata, gang_object_name
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest
 from gangway_backendkit.queues import Queue
@@ -96,7 +96,7 @@ def prepare_pod(scheduler_name: str) -> PreparePod:
     """Hand a pod to vc-scheduler, in its PodGang's PodGroup, as its podgroup's task."""
 
     def prepare(pod: Manifest, podgang: PodGang, podgroup_name: str) -> Manifest:
-        name = podgang.metadata.name
+        name = gang_object_name(podgang, podgang.metadata.name)
         priority = task_priority(pod, podgang, podgroup_name)
         return amend(
             pod,
