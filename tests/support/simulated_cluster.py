@@ -13,7 +13,8 @@ from msgspec.structs import replace
 
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
-from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangStatus
+from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec, PodGangStatus
+from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import Condition, ObjectMeta, OwnerReference
 from gangway_contracts.pods import Pod, PodSpecView, SchedulingGate
 from gangway_podgang.compact import PodRecord, compact_pod
@@ -81,6 +82,9 @@ class Cluster:
                 generation = live.metadata.generation + 1
                 meta = msgspec.structs.replace(live.metadata, generation=generation)
                 self.podgangs[live.metadata.name] = replace(live, metadata=meta, spec=spec)
+        for live, spec in decision.incarnate:
+            if keep():
+                self.incarnate(live, spec)
         for batch in decision.create_pods:
             for group, index in batch.pods:
                 if keep():
@@ -117,6 +121,14 @@ class Cluster:
         placed = replace(updated.status, phase=placement.phase)
         self.podgangs[name] = replace(updated, status=placed)
 
+    def incarnate(self, live: PodGang, spec: PodGangSpec) -> None:
+        """The gang made again: its next incarnation, a new generation, no pod referenced."""
+        meta = live.metadata
+        made = str(incarnation_of(meta.annotations) + 1)
+        annotations = {**meta.annotations, labels.INCARNATION: made}
+        changed = replace(meta, generation=meta.generation + 1, annotations=annotations)
+        self.podgangs[meta.name] = replace(live, metadata=changed, spec=spec)
+
     def create_podgang(self, gang: PlannedGang) -> None:
         meta = ObjectMeta(
             name=gang.name,
@@ -135,10 +147,13 @@ class Cluster:
 
     def create_pod(self, name: str, gang: str) -> None:
         (made_from,) = [g.template_hash for g in self.gangs[gang].podgroups if name in g.pods]
+        pod_labels = {labels.PODGANG: gang, labels.POD_TEMPLATE_HASH: made_from}
+        if incarnation := incarnation_of(self.podgangs[gang].metadata.annotations):
+            pod_labels[labels.INCARNATION] = str(incarnation)
         meta = ObjectMeta(
             name=name,
             namespace="ns",
-            labels={labels.PODGANG: gang, labels.POD_TEMPLATE_HASH: made_from},
+            labels=pod_labels,
             owner_references=[owner("PodGang", gang, self.podgangs[gang].metadata.uid)],
         )
         spec = PodSpecView(scheduling_gates=[SchedulingGate(name=GATE)])
@@ -149,6 +164,11 @@ class Cluster:
         live = self.podgangs[gang.name]
         assert initialized_status(live) is True, "gate lifted before the gang was Initialized"
         assert condition_true_now(live, labels.BACKEND_SYNCED), "before the backend synced"
+        now = incarnation_of(live.metadata.annotations)
+        assert pod.incarnation == now, "a pod of an earlier incarnation lifted"
+        assert all(self.pods[p].incarnation == now for _, _, p in gang.pods if p in self.pods), (
+            "lifted while an old gang's pod is still there"
+        )
         if not gang.is_base:
             base = self.gangs[gang.base]
             for group in base.podgroups:
@@ -190,7 +210,7 @@ def converge(
         assert decision == again, "deterministic"
         parts = decision.per_gang(cluster.pods, order)
         assert_partition(decision, [part for _, part in parts])
-        if not decision.delete_pods:  # nothing rolled: a partial decision may be taken
+        if not (decision.delete_pods or decision.incarnate):  # nothing rolled: a part may be
             focus = {g.name for g in gangs if rng.random() < 0.5}
             partial = decide(gangs, "ns", None, cluster.observed(), PCS_UID, focus=focus)
             assert partial.per_gang(cluster.pods, order) == [

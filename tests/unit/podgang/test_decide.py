@@ -99,7 +99,12 @@ def test_on_delete_replaces_only_what_was_deleted() -> None:
     assert decide(newer, "ns", None, cluster.observed(), PCS_UID).done, "nothing rolled, nothing"
     roll = to_roll(newer, cluster.pods, ROLLING_RECREATE)
     rolling = decide(newer, "ns", None, cluster.observed(), PCS_UID, roll=roll)
-    assert rolling.delete_pods == ("pcs-0-w-0", "pcs-0-w-1"), "replica 0's gang, whole"
+    assert [live.metadata.name for live, _ in rolling.incarnate] == ["pcs-0"], "made again"
+    assert rolling.delete_pods == ()
+    cluster.apply(rolling, lambda: True)
+    after = decide(newer, "ns", None, cluster.observed(), PCS_UID, roll=roll)
+    assert after.incarnate == (), "made again once"
+    assert after.delete_pods == ("pcs-0-w-0", "pcs-0-w-1"), "replica 0's old gang, whole"
 
 
 def test_a_fresh_podcliqueset_gets_its_podgangs_before_any_pod() -> None:

@@ -13,6 +13,7 @@ from msgspec.structs import replace
 
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, RollingUpdateConfiguration
+from gangway_contracts.incarnations import incarnated, incarnation_of
 from gangway_podgang.rolling import (
     CLIQUE,
     GROUP,
@@ -180,3 +181,31 @@ def test_max_unavailable_reads_counts_and_percentages_at_least_one() -> None:
 
     assert [allowed(None, 4), allowed(3, 4), allowed("50%", 4), allowed("10%", 4)] == [1, 3, 2, 1]
     assert allowed("100%", 7) == 7
+
+
+def test_a_gang_rolled_twice_is_a_new_incarnation_each_time() -> None:
+    """Each roll makes the gang again as its next incarnation (its scheduler objects get
+    new names): the PodGang says which, every pod of it carries it, none of an older one
+    is left, and the PodGang keeps its name and uid."""
+    manifest = serving(group_replicas=2)
+    cluster = converged_on(manifest, random.Random(0))
+    uids = {name: live.metadata.uid for name, live in cluster.podgangs.items()}
+    for image, expected in (("next:2", 1), ("next:3", 2)):
+        for clique in manifest["spec"]["template"]["cliques"]:
+            clique["spec"]["podSpec"] = {"containers": [{"name": "c", "image": image}]}
+        newer = replanned(cluster, manifest)
+        converge(cluster, newer, random.Random(expected), policy=policy_of(manifest))
+        assert_converged(cluster, newer)
+        for name, live in cluster.podgangs.items():
+            assert incarnation_of(live.metadata.annotations) == expected, name
+        assert {p.incarnation for p in cluster.pods.values()} == {expected}
+    assert {name: live.metadata.uid for name, live in cluster.podgangs.items()} == uids
+
+
+def test_an_incarnation_names_scheduler_objects_anew_within_63_characters() -> None:
+    assert incarnated("pcs-0", 0) == "pcs-0", "the first keeps its name: an upgrade renames nothing"
+    assert incarnated("pcs-0", 2) == "pcs-0-i2"
+    long = "x" * 62
+    assert len(incarnated(long, 12)) == 63
+    assert incarnated(long, 12).endswith("-i12")
+    assert incarnated(long, 12) != incarnated("x" * 61 + "y", 12)

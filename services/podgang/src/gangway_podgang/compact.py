@@ -22,6 +22,7 @@ import msgspec
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang
+from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import Condition, ObjectMeta, OwnerReference
 from gangway_contracts.pods import Pod
 
@@ -88,6 +89,7 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     unavailable: bool = False  # placed, had its chance, not ready (Pod.is_unavailable)
     # When its readiness last changed, or it was made (a roll's progress: rolling.py).
     changed_at: str | None = None
+    incarnation: int = 0  # of its gang, when it was made (labels.INCARNATION)
 
     def is_gated(self, gate: str) -> bool:
         return gate in self.gates
@@ -121,6 +123,7 @@ def compact_pod(pod: Pod) -> PodRecord:
         unavailable=pod.is_unavailable,
         # Written in whole seconds: most pods of a roll share one string.
         changed_at=_shared(pod.readiness_changed_at or meta.creation_timestamp),
+        incarnation=incarnation_of(meta.labels),
     )
 
 
@@ -137,6 +140,9 @@ def compact_podgang(podgang: PodGang) -> PodGang:
         # Journal entries a crash lost are made up for from the PodGang's creation on.
         creation_timestamp=_shared(meta.creation_timestamp),
         deletion_timestamp=_shared(meta.deletion_timestamp),
+        # Its incarnation among them (its backend names its objects by it), and all: the
+        # write that makes the gang again adds to them (a few short strings, interned).
+        annotations=interned(meta.annotations),
     )
     return msgspec.structs.replace(
         podgang,

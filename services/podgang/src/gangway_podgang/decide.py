@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from gangway_contracts import labels
 from gangway_contracts.grove import PodGang, PodGangSpec
+from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.pods import SCHEDULING_GATED
 from gangway_contracts.services import Service
@@ -63,6 +64,9 @@ class Decision:
     # cliques' status starts again with the gang (termination.py).
     delete_cliques: tuple[CliqueDelete, ...] = ()
     update_specs: tuple[tuple[PodGang, PodGangSpec], ...] = ()
+    # Gangs made again (a roll, a recycle): the PodGang's next incarnation, with its spec
+    # referencing no pod, in one write; its pods of the earlier one are deleted after.
+    incarnate: tuple[tuple[PodGang, PodGangSpec], ...] = ()
     create_pods: tuple[PodsToCreate, ...] = ()
     delete_pods: tuple[str, ...] = ()
     # (PodGang, desired Initialized status) where the condition must change.
@@ -83,6 +87,7 @@ class Decision:
                 self.delete_podgangs,
                 self.delete_cliques,
                 self.update_specs,
+                self.incarnate,
                 self.create_pods,
                 self.delete_pods,
                 self.set_initialized,
@@ -111,6 +116,8 @@ class Decision:
             add(gone.gang, "delete_cliques", gone)
         for live, spec in self.update_specs:
             add(live.metadata.name, "update_specs", (live, spec))
+        for live, spec in self.incarnate:
+            add(live.metadata.name, "incarnate", (live, spec))
         for batch in self.create_pods:
             add(batch.gang.name, "create_pods", batch)
         for name in self.delete_pods:
@@ -238,25 +245,44 @@ def scheduled(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> bool:
 def _references(
     gang: PlannedGang, live: PodGang, pods: Mapping[str, PodRecord], namespace: str
 ) -> list[list[NamespacedName]]:
-    """Pod references per podgroup: every planned pod once all exist (one write, GREP-375's
-    "fill when complete"); until then what is already referenced and still planned."""
-    if all(pod in pods for _, _, pod in gang.pods):
+    """Pod references per podgroup: every planned pod once all exist in the PodGang's
+    incarnation (one write, GREP-375's "fill when complete"); until then what is already
+    referenced and still planned."""
+    if all(_present(live, pods.get(pod)) for _, _, pod in gang.pods):
         return all_references(gang, namespace)
     current = {group.name: group.pod_references for group in live.spec.podgroups}
     return [[ref for ref in current.get(g.name, []) if ref.name in g.pods] for g in gang.podgroups]
 
 
-def _gang_pods(
+def _present(live: PodGang, pod: PodRecord | None) -> bool:
+    """The pod exists and is of the PodGang's incarnation (not an old gang's)."""
+    return pod is not None and pod.incarnation >= incarnation_of(live.metadata.annotations)
+
+
+def _unreferenced(gang: PlannedGang, namespace: str, priority_class: str | None) -> PodGangSpec:
+    """The gang's spec referencing no pod, as a PodGang is created (GREP-375)."""
+    return podgang_spec(gang, namespace, priority_class, [[] for _ in gang.podgroups])
+
+
+def _to_incarnate(
     names: Collection[str], observed: Observed, by_gang: Mapping[str, list[PodRecord]]
-) -> list[str]:
-    """Every pod of these gangs their live PodGang controls (a gang replaced whole)."""
-    return [
-        pod.name
-        for name in names
-        if (live := observed.podgangs.get(name)) is not None
-        for pod in by_gang.get(name, [])
-        if not pod.deleting and pod.controller_uid == live.metadata.uid
-    ]
+) -> list[PodGang]:
+    """The PodGangs of these gangs (to replace whole) not made again yet: a pod of theirs
+    of their incarnation is there, not on its way out, and — for a gang rolled — of an
+    older template, or of any for a gang recycled. Once made again, its older pods go
+    (``GangRules``), and the gang is not made again a second time for the same reason."""
+    found = []
+    for name in sorted(names):
+        live = observed.podgangs.get(name)
+        if live is None or live.metadata.deletion_timestamp:
+            continue
+        now = incarnation_of(live.metadata.annotations)
+        if any(
+            not pod.deleting and pod.incarnation == now and pod.controller_uid == live.metadata.uid
+            for pod in by_gang.get(name, [])
+        ):
+            found.append(live)
+    return found
 
 
 def decide(
@@ -275,32 +301,45 @@ def decide(
     alone, deleting nothing and rolling nothing (a part of the decision, for the gangs whose objects
     changed since the whole was decided, and only while the whole rolled nothing).
     ``roll``: gangs a rolling update replaces now (``rolling.to_roll``) and ``recycle``:
-    gangs to terminate whole (``termination.py``): every pod of each is deleted and made
-    again, gated. Both are acted on only in a whole decision."""
+    gangs to terminate whole (``termination.py``): each is made again as a new gang to its
+    scheduler (its PodGang's next incarnation, ``gangway_contracts.incarnations``), its pods
+    of the earlier one deleted and made again, gated. Both are acted on only in a whole
+    decision."""
     planned = {gang.name: gang for gang in gangs}
     by_gang: dict[str, list[PodRecord]] = {}
     for pod in observed.pods.values() if focus is None else ():
         by_gang.setdefault(pod.gang, []).append(pod)
     if focus is not None:
         gangs = tuple(g for g in gangs if g.name in focus)
-    rolled = sorted(_gang_pods({*roll, *recycle}, observed, by_gang)) if focus is None else []
-    # A gang being replaced, and a scaled gang whose base is, is not lifted in the same
-    # round: the deletes may land and the lift not, or the lift first.
-    deleted = set(rolled)
-    replaced = {g.name for g in gangs if deleted and any(pod in deleted for _, _, pod in g.pods)}
+    again = _to_incarnate({*roll, *recycle}, observed, by_gang) if focus is None else []
+    incarnate = tuple(
+        (live, _unreferenced(planned[live.metadata.name], namespace, priority_class))
+        for live in again
+    )
+    made_again = {live.metadata.name for live in again}
+    # A gang being replaced (made again, or its older pods going), and a scaled gang whose
+    # base is, is not lifted in the same round: the deletes may land and the lift not.
+    replaced = made_again | {
+        name
+        for name, found in by_gang.items()
+        if (live := observed.podgangs.get(name)) is not None
+        and any(not _present(live, pod) for pod in found)
+    }
     rules = GangRules(namespace, priority_class, observed, planned, replaced)
     per_gang = [
         rules.writes(gang, live, by_gang.get(gang.name, []))
         for gang in gangs
         if (live := observed.podgangs.get(gang.name)) is not None
         and not live.metadata.deletion_timestamp
+        and gang.name not in made_again  # made again this round: nothing else of it
     ]
     return Decision(
         create_podgangs=tuple(g for g in gangs if g.name not in observed.podgangs),
         delete_podgangs=_podgangs_to_delete(observed, planned, owner_uid) if focus is None else (),
         update_specs=tuple(w for d in per_gang for w in d.update_specs),
+        incarnate=incarnate,
         create_pods=tuple(w for d in per_gang for w in d.create_pods),
-        delete_pods=(*(w for d in per_gang for w in d.delete_pods), *rolled),
+        delete_pods=tuple(w for d in per_gang for w in d.delete_pods),
         set_initialized=tuple(w for d in per_gang for w in d.set_initialized),
         lift_gates=tuple(w for d in per_gang for w in d.lift_gates),
         set_placement=tuple(w for d in per_gang for w in d.set_placement),
@@ -336,11 +375,13 @@ class GangRules:
 
     def writes(self, gang: PlannedGang, live: PodGang, pods_of_gang: list[PodRecord]) -> Decision:
         pods = self.observed.pods
-        missing = tuple((g, i) for g, i, pod in gang.pods if pod not in pods)
+        absent = tuple((g, i) for g, i, pod in gang.pods if pod not in pods)
         first = Decision(
-            create_pods=(PodsToCreate(gang=gang, podgang=live, pods=missing),) if missing else (),
+            create_pods=(PodsToCreate(gang=gang, podgang=live, pods=absent),) if absent else (),
             delete_pods=stray_pods(gang, live, pods_of_gang),
         )
+        # A pod of an earlier incarnation is an old gang's: made again once it is gone.
+        missing = [pod for _, _, pod in gang.pods if not _present(live, pods.get(pod))]
         refs = _references(gang, live, pods, self.namespace)
         spec = podgang_spec(gang, self.namespace, self.priority_class, refs)
         if spec != live.spec:
@@ -358,13 +399,16 @@ class GangRules:
 
 
 def stray_pods(gang: PlannedGang, live: PodGang, pods_of_gang: list[PodRecord]) -> tuple[str, ...]:
-    """Pods the PodGang controls that its gang no longer plans (a smaller podgroup)."""
+    """Pods the PodGang controls that its gang no longer plans (a smaller podgroup), or of
+    its earlier incarnation (the gang is made again), not on their way out already."""
     expected = {pod for _, _, pod in gang.pods}
     return tuple(
         sorted(
             p.name
             for p in pods_of_gang
-            if p.name not in expected and p.controller_uid == live.metadata.uid
+            if (p.name not in expected or not _present(live, p))
+            and p.controller_uid == live.metadata.uid
+            and not p.deleting
         )
     )
 

@@ -162,6 +162,7 @@ def pod_manifest(
     podgang_uid: str,
     *,
     startup_image: str = startup.IMAGE,
+    incarnation: int = 0,
 ) -> dict[str, Any]:
     """One pod, gated: the scheduler sees it only after the podgang service lifts the gate.
     A pod of a clique that starts after others waits in an init container of
@@ -188,6 +189,8 @@ def pod_manifest(
             owner_reference(PODGANG_API_VERSION, "PodGang", gang.name, podgang_uid)
         ],
     }
+    if incarnation:  # the gang made again: which one this pod is of
+        metadata["labels"][labels.INCARNATION] = str(incarnation)
     if group.clique.annotations:
         metadata["annotations"] = dict(group.clique.annotations)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}

@@ -24,6 +24,7 @@ from gangway_contracts import events, labels
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import Condition, find_condition
 from gangway_contracts.limits import Limits, over_limits
 from gangway_podgang import metrics, progress
@@ -179,7 +180,11 @@ class Reconciler:
         if focus is None:  # looked at whole: which gangs are past terminationDelay, rolled
             due = recycling(pcs, plan, workload.podcliques, workload.podgangs, datetime.now(UTC))
             recycled = cliques_of(due, plan, workload.podcliques)
-            rolled = tuple(to_roll(plan.gangs, workload.pods, policy))
+            incarnations = {
+                name: incarnation_of(live.metadata.annotations)
+                for name, live in workload.podgangs.items()
+            }
+            rolled = tuple(to_roll(plan.gangs, workload.pods, policy, incarnations))
         else:  # a partial decision recycles and rolls nothing; it keeps the whole one's word
             due, recycled = before.recycling if before is not None else Recycling(), ()
             rolled = ()

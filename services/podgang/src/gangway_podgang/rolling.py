@@ -151,9 +151,20 @@ def rolling_replica(
 
 
 def to_roll(
-    gangs: tuple[PlannedGang, ...], pods: Mapping[str, PodRecord], policy: RollPolicy
+    gangs: tuple[PlannedGang, ...],
+    pods: Mapping[str, PodRecord],
+    policy: RollPolicy,
+    incarnations: Mapping[str, int] | None = None,
 ) -> list[str]:
-    """The outdated gangs to replace now (their names), base gang first."""
+    """The outdated gangs to replace now (their names), base gang first. ``incarnations``:
+    each PodGang's (``gangway_contracts.incarnations``): a pod of an earlier one is an old
+    gang's, down already (the gang is made again)."""
+    if incarnations and any(incarnations.values()):
+        pods = {
+            name: pod
+            for name, pod in pods.items()
+            if pod.incarnation >= incarnations.get(pod.gang, 0)
+        }
     if not policy.rolls:
         return []
     found = rolling_replica(gangs, pods)

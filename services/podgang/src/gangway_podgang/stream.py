@@ -120,8 +120,8 @@ class GangStream:
                         continue
                     steps[gang] += 1
                     started = True
-                    if gang in step.rolled and part.delete_pods:
-                        await self._rolled(step, gang, part.delete_pods)
+                    if gang in step.rolled and part.incarnate:
+                        await self._rolled(step, gang)
                     flying[asyncio.create_task(self._move(key, step, part, learned))] = gang
                 decisions += started
                 if not flying:
@@ -156,11 +156,13 @@ class GangStream:
             raise failure
         return Streamed(step, decisions)
 
-    async def _rolled(self, step: Step, gang: str, pods: tuple[str, ...]) -> None:
+    async def _rolled(self, step: Step, gang: str) -> None:
         """A gang a rolling update replaces, in the journal (``gangway trace``) and an Event,
-        as its pods are deleted (not again while they go)."""
+        as it is made again (once: its older pods go after)."""
+        planned = next(g for g in step.plan.gangs if g.name == gang)
+        pods = [pod for _, _, pod in planned.pods if pod in step.workload.pods]
         common = self.reporter.common(step.pcs)
-        event = events.GangRolled(**common, podgang=gang, pods=[*pods])
+        event = events.GangRolled(**common, podgang=gang, pods=pods)
         await self.reporter.report(step.pcs, event)
 
     def _focus(self, key: WorkloadKey, step: Step) -> set[str]:

@@ -23,6 +23,7 @@ import msgspec
 from gangway_contracts import events, labels
 from gangway_contracts.codec import from_object, to_object
 from gangway_contracts.grove import PodCliqueSet, PodGang, PodGangSpec
+from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import Condition
 from gangway_contracts.services import Service
 from gangway_contracts.subjects import TRACEPARENT_HEADER, Kind, Subjects
@@ -230,6 +231,7 @@ class Actuator:
             ],
             *[self._delete_clique(gone) for gone in decision.delete_cliques],
             *[self._update_spec(live, spec) for live, spec in decision.update_specs],
+            *[self._incarnate(live, spec) for live, spec in decision.incarnate],
             *[self._create_pods(pcs, batch, backend) for batch in decision.create_pods],
             *[self._delete_pod(workload.pods[name]) for name in decision.delete_pods],
             *[self._set_initialized(pcs, live, ok) for live, ok in decision.set_initialized],
@@ -382,15 +384,29 @@ class Actuator:
         call = self._send("DELETE", resource.path(namespace, name), body)
         await self._write(kind, "delete", gang, call)
 
-    async def _update_spec(self, live: PodGang, spec: PodGangSpec) -> list[Expectation]:
+    async def _incarnate(self, live: PodGang, spec: PodGangSpec) -> list[Expectation]:
+        """The gang made again: its next incarnation and its spec referencing no pod, in
+        one write (a new generation, which its backend syncs, naming its objects for the
+        new incarnation, before any gate of the new gang comes off)."""
+        meta = live.metadata
+        made = str(incarnation_of(meta.annotations) + 1)
+        annotations = {**meta.annotations, labels.INCARNATION: made}
+        add = {"op": "add", "path": "/metadata/annotations", "value": annotations}
+        return await self._update_spec(live, spec, also=[add])
+
+    async def _update_spec(
+        self, live: PodGang, spec: PodGangSpec, also: Sequence[dict[str, Any]] = ()
+    ) -> list[Expectation]:
         """The spec as planned, if it is still the generation it was decided on: a JSON
         patch testing metadata.generation, so the status writes of others (which move the
         resourceVersion, not the generation) never make it conflict. A failed test means
-        the spec changed since: wait until the model shows that, then decide again."""
+        the spec changed since: wait until the model shows that, then decide again.
+        ``also``: more operations in the same patch."""
         meta = live.metadata
         ops = [
             {"op": "test", "path": "/metadata/generation", "value": meta.generation},
             {"op": "replace", "path": "/spec", "value": to_object(spec)},
+            *also,
         ]
         call = self._send(
             "PATCH", PODGANGS.path(meta.namespace, meta.name), ops, "application/json-patch+json"
@@ -423,8 +439,13 @@ class Actuator:
         Nothing is created unless the backend prepared it."""
         gang = batch.gang
         uid = batch.podgang.metadata.uid
+        made = incarnation_of(batch.podgang.metadata.annotations)
         manifests = [
-            _traced(pod_manifest(gang, group, index, pcs, uid, startup_image=self.startup_image))
+            _traced(
+                pod_manifest(
+                    gang, group, index, pcs, uid, startup_image=self.startup_image, incarnation=made
+                )
+            )
             for group, index in batch.pods
         ]
         prepared = await self.backends.prepare_pods(backend, batch.podgang, manifests)
