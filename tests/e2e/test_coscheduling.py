@@ -18,6 +18,8 @@ from tests.e2e.workloads import (
     bound,
     gpu_clique,
     gpu_workload,
+    gpu_workload_on,
+    made_again_under_its_names_stays_whole,
     named,
     one_of_two_runs_whole,
     running,
@@ -132,3 +134,11 @@ async def test_required_packing_is_refused_naming_the_field(
     refused = await create(api, pcs, namespace)
     assert "spec.template.topologyConstraint.pack.required" in refused, refused
     assert "coscheduling has no topology-aware gang placement" in refused
+
+
+async def test_a_gang_made_again_under_its_names_is_not_taken_for_the_old_one(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await made_again_under_its_names_stays_whole(
+        api, namespace, nodes, gpu_workload_on(SCHEDULER_NAME)
+    )

@@ -30,6 +30,7 @@ from tests.e2e.workloads import (
     bound_by_clique,
     gpu_clique,
     gpu_workload,
+    made_again_under_its_names_stays_whole,
     rolled_within_its_budget,
     running,
     stays_unbound,
@@ -270,3 +271,9 @@ async def test_a_scaling_group_rolls_two_replicas_at_a_time_with_max_unavailable
     api: ApiClient, namespace: str, nodes: Nodes, queue: str
 ) -> None:
     await rolled_within_its_budget(api, namespace, nodes, kai_workload)
+
+
+async def test_a_gang_made_again_under_its_names_is_not_taken_for_the_old_one(
+    api: ApiClient, namespace: str, nodes: Nodes, queue: str
+) -> None:
+    await made_again_under_its_names_stays_whole(api, namespace, nodes, kai_workload)

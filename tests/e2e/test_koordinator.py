@@ -16,7 +16,9 @@ from gangway_localcluster.koordinator import SCHEDULER_NAME
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
     bound_by_clique,
+    gpu_workload_on,
     leader_and_workers,
+    made_again_under_its_names_stays_whole,
     named,
     one_of_two_runs_whole,
     running,
@@ -115,3 +117,17 @@ async def test_scaling_and_deleting_take_the_gangs_along(
     await scaled_up_down_and_deleted(
         api, namespace, pcs, lambda gang: podgroup(f"{gang}-worker"), PLACED_WITHIN
     )
+
+
+async def test_a_gang_made_again_under_its_names_is_not_taken_for_the_old_one(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    """Koordinator's gangs are once-satisfied by default: a gang made again under the old
+    gang's PodGroup name would be taken as satisfied and its pods bound one by one (seen
+    here before incarnations). The new gang's PodGroup has a name of its own; the old
+    one's is gone."""
+    await made_again_under_its_names_stays_whole(
+        api, namespace, nodes, gpu_workload_on(SCHEDULER_NAME)
+    )
+    assert await live(api, podgroup("again-0-worker-i1"), namespace)
+    await eventually(partial(live, api, podgroup("again-0-worker"), namespace), lambda g: not g)

@@ -24,6 +24,7 @@ from tests.e2e.workloads import (
     bound,
     events_about,
     gang_where,
+    made_again_under_its_names_stays_whole,
     of_gang,
     rolled_within_its_budget,
     running,
@@ -298,3 +299,9 @@ async def test_a_roll_that_cannot_progress_says_so_once_past_its_progress_deadli
     clique["spec"]["podSpec"]["nodeSelector"] = nodes.selector
     await server_side_apply(api, pcs, namespace)
     await live_when(api, pcs, namespace, "UpdateInProgress", reason="NoActiveUpdate")
+
+
+async def test_a_gang_made_again_under_its_names_is_not_taken_for_the_old_one(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await made_again_under_its_names_stays_whole(api, namespace, nodes)

@@ -18,8 +18,9 @@ from gangway_localcluster.volcano import DEFAULT_QUEUE, SCHEDULER_NAME
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
     bound_by_clique,
-    gpu_workload,
+    gpu_workload_on,
     leader_and_workers,
+    made_again_under_its_names_stays_whole,
     named,
     of_gang,
     one_of_two_runs_whole,
@@ -152,7 +153,12 @@ async def test_scaling_and_deleting_take_the_podgroups_along(
 async def test_a_scaling_group_rolls_two_replicas_at_a_time_with_max_unavailable_2(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
-    def on_volcano_of(*args: Any) -> dict[str, Any]:
-        return on_volcano(gpu_workload(*args))
+    await rolled_within_its_budget(api, namespace, nodes, gpu_workload_on(SCHEDULER_NAME))
 
-    await rolled_within_its_budget(api, namespace, nodes, on_volcano_of)
+
+async def test_a_gang_made_again_under_its_names_is_not_taken_for_the_old_one(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    await made_again_under_its_names_stays_whole(
+        api, namespace, nodes, gpu_workload_on(SCHEDULER_NAME)
+    )

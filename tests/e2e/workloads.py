@@ -80,6 +80,15 @@ def gpu_workload(
     return nodes.pin(pcs)
 
 
+def gpu_workload_on(scheduler: str) -> Callable[..., dict[str, Any]]:
+    """:func:`gpu_workload`, its pods on ``scheduler``."""
+
+    def made(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return on_scheduler(gpu_workload(*args, **kwargs), scheduler)
+
+    return made
+
+
 def leader_and_workers(
     namespace: str, nodes: Nodes, scheduler: str, leaders: int = 1
 ) -> dict[str, Any]:
@@ -276,3 +285,54 @@ async def rolled_within_its_budget(
 def ready(pod: dict[str, Any]) -> bool:
     """Running and Ready (kwok's, or the kubelet's)."""
     return running([pod]) == 1 and condition(pod, "Ready").get("status") == "True"
+
+
+async def made_again_under_its_names_stays_whole(
+    api: ApiClient,
+    namespace: str,
+    nodes: Nodes,
+    made: Callable[..., dict[str, Any]] = gpu_workload,
+    within: float = 60.0,
+) -> None:
+    """A rolled gang is made again under the same PodGang and scheduler-object names: the
+    scheduler must not take the new gang for the old one it placed (Kubernetes #139914,
+    KAI #2095). One gang of three pods, a whole 4-GPU node each, runs; its new template
+    fits on only two of the three nodes (node affinity): no pod of the new gang may bind.
+    A third node the affinity names comes: the whole gang binds."""
+    names = await nodes.add(3, gpus=4)
+    pcs = made(namespace, "again", nodes, gpu_clique("worker", 3, 3, gpus=4))
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(pods, api, namespace), lambda p: running(p.values()) == 3, within)
+    spare = f"{nodes.pool}-{nodes.made}"  # the node added last, below
+    pod_spec = pcs["spec"]["template"]["cliques"][0]["spec"]["podSpec"]
+    pod_spec["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "kubernetes.io/hostname",
+                                "operator": "In",
+                                "values": [*names[:2], spare],
+                            }
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    await server_side_apply(api, pcs, namespace)
+
+    def made_again(found: dict[str, dict[str, Any]]) -> bool:
+        return len(found) == 3 and all(
+            p["spec"].get("affinity") and not gated(p) for p in found.values()
+        )
+
+    await eventually(partial(pods, api, namespace), made_again, within)
+    await stays_unbound(api, namespace)
+    assert await nodes.add(1, gpus=4) == [spare]
+    placed = await eventually(
+        partial(pods, api, namespace), lambda p: running(p.values()) == 3, within
+    )
+    assert {p["spec"]["nodeName"] for p in placed.values()} == {*names[:2], spare}
