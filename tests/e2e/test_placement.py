@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
@@ -26,6 +25,8 @@ from tests.e2e.workloads import (
     gang_where,
     made_again_under_its_names_stays_whole,
     of_gang,
+    pod_changes,
+    pods_version,
     rolled_within_its_budget,
     running,
     scheduled,
@@ -225,33 +226,23 @@ async def test_a_new_image_replaces_the_gangs_one_podcliqueset_replica_at_a_time
     await server_side_apply(api, pcs, namespace)
     now = await eventually(partial(pods, api, namespace), lambda p: running(p.values()) == 4)
     old = {pod["metadata"]["uid"] for pod in now.values()}
-    core = client.CoreV1Api(api)
-    start = (await core.list_namespaced_pod(namespace)).metadata.resource_version
-
+    start = await pods_version(api, namespace)
     container = pcs["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"][0]
     container["image"] = "registry.example.com/next:2"
     await server_side_apply(api, pcs, namespace)
     seen_down: list[set[str]] = []
-    async with watch.Watch() as w:
-        async for event in w.stream(
-            core.list_namespaced_pod, namespace, resource_version=start, timeout_seconds=120
-        ):
-            pod = event["raw_object"]
-            if event["type"] == "DELETED":
-                now.pop(pod["metadata"]["name"], None)
-            else:
-                now[pod["metadata"]["name"]] = pod
-            runs = Counter(
-                p["metadata"]["labels"][labels.PCS_REPLICA_INDEX]
-                for p in now.values()
-                if running([p]) and not p["metadata"].get("deletionTimestamp")
-            )
-            down = {r for r in ("0", "1") if runs[r] < 2}
-            if down and (not seen_down or seen_down[-1] != down):
-                seen_down.append(down)
-            new = [p for p in now.values() if p["metadata"]["uid"] not in old]
-            if len(new) == 4 and running(new) == 4:
-                break
+    async for _ in pod_changes(api, namespace, start, now):
+        runs = Counter(
+            p["metadata"]["labels"][labels.PCS_REPLICA_INDEX]
+            for p in now.values()
+            if running([p]) and not p["metadata"].get("deletionTimestamp")
+        )
+        down = {r for r in ("0", "1") if runs[r] < 2}
+        if down and (not seen_down or seen_down[-1] != down):
+            seen_down.append(down)
+        new = [p for p in now.values() if p["metadata"]["uid"] not in old]
+        if len(new) == 4 and running(new) == 4:
+            break
     assert {p["spec"]["containers"][0]["image"] for p in now.values()} == {container["image"]}
     assert seen_down == [{"0"}, {"1"}], "one replica at a time, replica 0 first"
     status = await eventually(

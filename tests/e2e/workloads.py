@@ -8,7 +8,7 @@ import copy
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -222,6 +222,34 @@ async def gang_where(
     return found[name]
 
 
+async def pods_version(api: ApiClient, namespace: str) -> str:
+    """The resourceVersion of the namespace's pods now: watch from it to miss no change."""
+    listed = await client.CoreV1Api(api).list_namespaced_pod(namespace)
+    return str(listed.metadata.resource_version)
+
+
+async def pod_changes(
+    api: ApiClient,
+    namespace: str,
+    since: str,
+    now: dict[str, dict[str, Any]],
+    within: float = 120.0,
+) -> AsyncIterator[dict[str, dict[str, Any]]]:
+    """Every pod change from resourceVersion ``since``: ``now`` (name → pod) kept as the
+    cluster has it and yielded after each, so no moment goes unseen."""
+    core = client.CoreV1Api(api)
+    async with watch.Watch() as w:
+        async for event in w.stream(
+            core.list_namespaced_pod, namespace, resource_version=since, timeout_seconds=int(within)
+        ):
+            pod = event["raw_object"]
+            if event["type"] == "DELETED":
+                now.pop(pod["metadata"]["name"], None)
+            else:
+                now[pod["metadata"]["name"]] = pod
+            yield now
+
+
 async def rolled_within_its_budget(
     api: ApiClient,
     namespace: str,
@@ -252,32 +280,23 @@ async def rolled_within_its_budget(
         partial(pods, api, namespace), lambda p: len(p) == 3 and all(map(ready, p.values())), within
     )
     old = {pod["metadata"]["uid"] for pod in now.values()}
-    core = client.CoreV1Api(api)
-    start = (await core.list_namespaced_pod(namespace)).metadata.resource_version
+    start = await pods_version(api, namespace)
     container = pcs["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"][0]
     container["image"] = "registry.example.com/next:2"
     await server_side_apply(api, pcs, namespace)
     most_down = 0
-    async with watch.Watch() as w:
-        async for event in w.stream(
-            core.list_namespaced_pod, namespace, resource_version=start, timeout_seconds=int(within)
-        ):
-            pod = event["raw_object"]
-            if event["type"] == "DELETED":
-                now.pop(pod["metadata"]["name"], None)
-            else:
-                now[pod["metadata"]["name"]] = pod
-            up = {
-                p["metadata"]["labels"][labels.SCALING_GROUP_REPLICA_INDEX]
-                for p in now.values()
-                if ready(p) and not p["metadata"].get("deletionTimestamp")
-            }
-            down = 3 - len(up)
-            assert down <= 2, f"{down} replicas down at once: {sorted(now)}"
-            most_down = max(most_down, down)
-            new = [p for p in now.values() if p["metadata"]["uid"] not in old]
-            if len(new) == 3 and all(map(ready, new)):
-                break
+    async for _ in pod_changes(api, namespace, start, now, within):
+        up = {
+            p["metadata"]["labels"][labels.SCALING_GROUP_REPLICA_INDEX]
+            for p in now.values()
+            if ready(p) and not p["metadata"].get("deletionTimestamp")
+        }
+        down = 3 - len(up)
+        assert down <= 2, f"{down} replicas down at once: {sorted(now)}"
+        most_down = max(most_down, down)
+        new = [p for p in now.values() if p["metadata"]["uid"] not in old]
+        if len(new) == 3 and all(map(ready, new)):
+            break
     assert {p["spec"]["containers"][0]["image"] for p in now.values()} == {container["image"]}
     assert most_down == 2, "two replicas replaced at once, as the budget allows"
 
