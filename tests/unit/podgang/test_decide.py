@@ -105,6 +105,14 @@ def test_on_delete_replaces_only_what_was_deleted() -> None:
     after = decide(newer, "ns", None, cluster.observed(), PCS_UID, roll=roll)
     assert after.incarnate == (), "made again once"
     assert after.delete_pods == ("pcs-0-w-0", "pcs-0-w-1"), "replica 0's old gang, whole"
+    # An older pod still terminating (a real kubelet's grace period) while its sibling is
+    # made again: the gang is still rolled, and not made again a second time.
+    cluster.pods["pcs-0-w-0"] = replace(cluster.pods["pcs-0-w-0"], deleting=True)
+    del cluster.pods["pcs-0-w-1"]
+    cluster.create_pod("pcs-0-w-1", "pcs-0")
+    assert to_roll(newer, cluster.pods, ROLLING_RECREATE) == ["pcs-0"], "still outdated"
+    meanwhile = decide(newer, "ns", None, cluster.observed(), PCS_UID, roll=roll)
+    assert meanwhile.incarnate == (), "its new pods are current: not made again"
 
 
 def test_a_fresh_podcliqueset_gets_its_podgangs_before_any_pod() -> None:

@@ -38,7 +38,7 @@ from gangway_podgang.compact import PodRecord
 from gangway_podgang.headless import ServiceWrite
 from gangway_podgang.manifests import all_references, controlled_by, podgang_spec
 from gangway_podgang.plan import PlannedGang, PlannedPodGroup
-from gangway_podgang.rolling import available
+from gangway_podgang.rolling import available, outdated
 
 
 @dataclass(frozen=True)
@@ -265,24 +265,41 @@ def _unreferenced(gang: PlannedGang, namespace: str, priority_class: str | None)
 
 
 def _to_incarnate(
-    names: Collection[str], observed: Observed, by_gang: Mapping[str, list[PodRecord]]
+    roll: Collection[str],
+    recycle: Collection[str],
+    planned: Mapping[str, PlannedGang],
+    observed: Observed,
 ) -> list[PodGang]:
-    """The PodGangs of these gangs (to replace whole) not made again yet: a pod of theirs
-    of their incarnation is there, not on its way out, and — for a gang rolled — of an
-    older template, or of any for a gang recycled. Once made again, its older pods go
-    (``GangRules``), and the gang is not made again a second time for the same reason."""
+    """The PodGangs of these gangs (to replace whole) not made again yet: a pod of their
+    incarnation is there, not on its way out, and — for a gang rolled — of an older
+    template, or of any for a gang recycled. Once made again, its older pods go
+    (``GangRules``), and the gang is not made again a second time for the same reason: a
+    rolled gang's new pods, made while an older one still terminates, are current."""
     found = []
-    for name in sorted(names):
+    for name in sorted({*roll, *recycle}):
         live = observed.podgangs.get(name)
-        if live is None or live.metadata.deletion_timestamp:
+        gang = planned.get(name)
+        if live is None or gang is None or live.metadata.deletion_timestamp:
             continue
-        now = incarnation_of(live.metadata.annotations)
-        if any(
-            not pod.deleting and pod.incarnation == now and pod.controller_uid == live.metadata.uid
-            for pod in by_gang.get(name, [])
-        ):
+        if _of_this_incarnation(gang, live, observed.pods, any_pod=name in recycle):
             found.append(live)
     return found
+
+
+def _of_this_incarnation(
+    gang: PlannedGang, live: PodGang, pods: Mapping[str, PodRecord], *, any_pod: bool
+) -> bool:
+    """A pod of the gang in the PodGang's incarnation is there, not on its way out: any
+    (``any_pod``), or one of an older template."""
+    now = incarnation_of(live.metadata.annotations)
+    return any(
+        not pod.deleting
+        and pod.incarnation == now
+        and pod.controller_uid == live.metadata.uid
+        and (any_pod or outdated(group, pod))
+        for group, _, name in gang.pods
+        if (pod := pods.get(name)) is not None
+    )
 
 
 def decide(
@@ -311,7 +328,7 @@ def decide(
         by_gang.setdefault(pod.gang, []).append(pod)
     if focus is not None:
         gangs = tuple(g for g in gangs if g.name in focus)
-    again = _to_incarnate({*roll, *recycle}, observed, by_gang) if focus is None else []
+    again = _to_incarnate(roll, recycle, planned, observed) if focus is None else []
     incarnate = tuple(
         (live, _unreferenced(planned[live.metadata.name], namespace, priority_class))
         for live in again
