@@ -365,8 +365,8 @@ def _unwrap(type_: mi.Type) -> mi.Type:
     while True:
         if isinstance(type_, mi.Metadata):
             type_ = type_.type
-        elif isinstance(type_, mi.UnionType) and len(_members(type_)) == 1:
-            (type_,) = _members(type_)
+        elif isinstance(type_, mi.UnionType) and len(members := _members(type_)) == 1:
+            (type_,) = members
         else:
             return type_
 

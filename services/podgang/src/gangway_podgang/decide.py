@@ -243,20 +243,32 @@ def scheduled(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> bool:
 
 
 def _references(
-    gang: PlannedGang, live: PodGang, pods: Mapping[str, PodRecord], namespace: str
+    gang: PlannedGang, live: PodGang, namespace: str, *, complete: bool
 ) -> list[list[NamespacedName]]:
     """Pod references per podgroup: every planned pod once all exist in the PodGang's
-    incarnation (one write, GREP-375's "fill when complete"); until then what is already
-    referenced and still planned."""
-    if all(_present(live, pods.get(pod)) for _, _, pod in gang.pods):
+    incarnation (``complete``: one write, GREP-375's "fill when complete"); until then what
+    is already referenced and still planned."""
+    if complete:
         return all_references(gang, namespace)
     current = {group.name: group.pod_references for group in live.spec.podgroups}
     return [[ref for ref in current.get(g.name, []) if ref.name in g.pods] for g in gang.podgroups]
 
 
-def _present(live: PodGang, pod: PodRecord | None) -> bool:
-    """The pod exists and is of the PodGang's incarnation (not an old gang's)."""
-    return pod is not None and pod.incarnation >= incarnation_of(live.metadata.annotations)
+def _present(incarnation: int, pod: PodRecord | None) -> bool:
+    """The pod exists and is of its PodGang's ``incarnation`` (not an old gang's)."""
+    return pod is not None and pod.incarnation >= incarnation
+
+
+def _holding_older(observed: Observed, by_gang: Mapping[str, list[PodRecord]]) -> set[str]:
+    """The gangs a pod of an earlier incarnation of is still there (made again, their old
+    pods going)."""
+    found = set()
+    for name, pods in by_gang.items():
+        live = observed.podgangs.get(name)
+        now = incarnation_of(live.metadata.annotations) if live is not None else 0
+        if now and any(pod.incarnation < now for pod in pods):
+            found.add(name)
+    return found
 
 
 def _unreferenced(gang: PlannedGang, namespace: str, priority_class: str | None) -> PodGangSpec:
@@ -336,12 +348,7 @@ def decide(
     made_again = {live.metadata.name for live in again}
     # A gang being replaced (made again, or its older pods going), and a scaled gang whose
     # base is, is not lifted in the same round: the deletes may land and the lift not.
-    replaced = made_again | {
-        name
-        for name, found in by_gang.items()
-        if (live := observed.podgangs.get(name)) is not None
-        and any(not _present(live, pod) for pod in found)
-    }
+    replaced = made_again | _holding_older(observed, by_gang)
     rules = GangRules(namespace, priority_class, observed, planned, replaced)
     per_gang = [
         rules.writes(gang, live, by_gang.get(gang.name, []))
@@ -398,8 +405,9 @@ class GangRules:
             delete_pods=stray_pods(gang, live, pods_of_gang),
         )
         # A pod of an earlier incarnation is an old gang's: made again once it is gone.
-        missing = [pod for _, _, pod in gang.pods if not _present(live, pods.get(pod))]
-        refs = _references(gang, live, pods, self.namespace)
+        now = incarnation_of(live.metadata.annotations)
+        missing = [pod for _, _, pod in gang.pods if not _present(now, pods.get(pod))]
+        refs = _references(gang, live, self.namespace, complete=not missing)
         spec = podgang_spec(gang, self.namespace, self.priority_class, refs)
         if spec != live.spec:
             # The status follows the spec it describes, on the next round.
@@ -419,11 +427,12 @@ def stray_pods(gang: PlannedGang, live: PodGang, pods_of_gang: list[PodRecord]) 
     """Pods the PodGang controls that its gang no longer plans (a smaller podgroup), or of
     its earlier incarnation (the gang is made again), not on their way out already."""
     expected = {pod for _, _, pod in gang.pods}
+    now = incarnation_of(live.metadata.annotations)
     return tuple(
         sorted(
             p.name
             for p in pods_of_gang
-            if (p.name not in expected or not _present(live, p))
+            if (p.name not in expected or not _present(now, p))
             and p.controller_uid == live.metadata.uid
             and not p.deleting
         )
