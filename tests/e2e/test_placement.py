@@ -49,10 +49,11 @@ VERDICTS = ("Unschedulable", "SchedulerError")
 
 
 async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
-    api: ApiClient, namespace: str, nodes: Nodes
+    api: ApiClient, namespace: str, nodes: Nodes, up: Up
 ) -> None:
     await nodes.add(3, gpus=4)
-    await server_side_apply(api, whole_gang(namespace, "trainer", nodes, 4, 4), namespace)
+    pcs = whole_gang(namespace, "trainer", nodes, 4, 4)
+    await server_side_apply(api, pcs, namespace)
     # The scheduler's own verdict, carried onto the PodGang: it tried, and the gang does
     # not fit (three 4-GPU nodes for four 4-GPU pods).
     gang = await gang_where(
@@ -64,12 +65,32 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     assert len(found) == 4
     assert not any(map(gated, found.values()))
     assert bound(found.values()) == 0, "a gang that does not fit must not start"
+    # ...and onto the PodCliqueSet: a condition naming the gang, in the scheduler's words,
+    # one Warning Event, and the verdict in `gangway trace`.
+    pcs_live = await live_when(api, pcs, namespace, "PodGangsScheduled", reason="Unschedulable")
+    said = condition(pcs_live, "PodGangsScheduled")
+    assert said["status"] == "False"
+    assert said["message"].startswith("1 of 1 PodGangs not scheduled: trainer-0: "), said
+    assert "nvidia.com/gpu" in said["message"], said
+    warned = await eventually(
+        partial(events_about, api, namespace, "Unschedulable"),
+        lambda said: any(e["regarding"]["kind"] == "PodCliqueSet" for e in said),
+    )
+    assert [e["type"] for e in warned if e["regarding"]["kind"] == "PodCliqueSet"] == ["Warning"]
+    trace = await trace_of(up, f"{namespace}/trainer")
+    assert any(
+        "SchedulerVerdict" in line and "trainer-0" in line and "Unschedulable: " in line
+        for line in trace.splitlines()
+    ), trace
 
     await nodes.add(1, gpus=4)
     gang = await gang_where(
         api, namespace, "trainer-0", lambda g: g["status"]["phase"] == "Running"
     )
     assert scheduled(gang)["status"] == "True"
+    await live_when(api, pcs, namespace, "PodGangsScheduled", status="True")
+    told = await eventually(partial(events_about, api, namespace, "PodGangsScheduled"), bool)
+    assert [e["type"] for e in told] == ["Normal"]
     found = await pods(api, namespace)
     assert bound(found.values()) == running(found.values()) == 4
     assert len({p["spec"]["nodeName"] for p in found.values()}) == 4

@@ -41,6 +41,8 @@ def detail(event: AnyJournalEvent) -> str:
             text = ", ".join(event.resources)
         case ev.PodGangPhaseChanged():
             text = f"{event.phase}: {event.bound} pods bound, {event.running} running"
+        case ev.SchedulerVerdict():
+            text = "placed" if event.scheduled else f"{event.reason}: {event.message}"
         case ev.GangTerminated():
             text = f"below minAvailable for {event.delay}: {', '.join(event.cliques)}"
         case ev.GangRolled():
@@ -162,6 +164,30 @@ def _seconds(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.3f}s"
 
 
+def _table(
+    header: tuple[str, ...],
+    rows: Sequence[tuple[str, ...]],
+    *,
+    right_until: int = 0,
+    right_from: int | None = None,
+) -> list[str]:
+    """Columns as wide as their widest cell, the last one unpadded; numbers aligned right:
+    the columns before ``right_until`` and those from ``right_from`` on."""
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header) - 1)]
+
+    def right(i: int) -> bool:
+        return i < right_until or (right_from is not None and i >= right_from)
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [
+            cell.rjust(width) if right(i) else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=False))
+        ]
+        return "  ".join([*cells, row[-1]]).rstrip()
+
+    return [line(header), *map(line, rows)]
+
+
 def render(workload: str, events: Sequence[AnyJournalEvent], full: bool | None = None) -> list[str]:
     """The lines ``gangway trace`` prints: the trace id, then the timeline in full (small
     workloads, or asked) or a row per step with per-gang latencies."""
@@ -175,23 +201,33 @@ def render(workload: str, events: Sequence[AnyJournalEvent], full: bool | None =
         "",
     ]
     if full or (full is None and len(timeline) <= FULL_TIMELINE_LIMIT):
-        lines.append(f"{'at':>10}  {'took':>8}  {'service':<28} {'step':<22} {'gang':<24} detail")
-        for e in timeline:
-            took = "" if e.took is None else f"+{e.took:.3f}s"
-            lines.append(
-                f"{e.offset:>9.3f}s  {took:>8}  {e.service:<28} {e.step:<22} {e.gang:<24} "
-                f"{e.detail}".rstrip()
+        rows = [
+            (
+                f"{e.offset:.3f}s",
+                "" if e.took is None else f"+{e.took:.3f}s",
+                e.service,
+                e.step,
+                e.gang,
+                e.detail,
             )
-        return lines
-    lines.append(
-        f"{'step':<22} {'count':>6}  {'first':>9}  {'last':>9}  {'took p50':>9}  "
-        f"{'took p99':>9}  service"
-    )
-    for row in summarise(timeline):
-        lines.append(
-            f"{row.step:<22} {row.count:>6}  {_seconds(row.first):>9}  {_seconds(row.last):>9}  "
-            f"{_seconds(row.took_p50):>9}  {_seconds(row.took_p99):>9}  {', '.join(row.services)}"
+            for e in timeline
+        ]
+        header = ("at", "took", "service", "step", "gang", "detail")
+        return lines + _table(header, rows, right_until=2)
+    steps = [
+        (
+            row.step,
+            str(row.count),
+            _seconds(row.first),
+            _seconds(row.last),
+            _seconds(row.took_p50),
+            _seconds(row.took_p99),
+            ", ".join(row.services),
         )
+        for row in summarise(timeline)
+    ]
+    columns = ("step", "count", "first", "last", "took p50", "took p99", "service")
+    lines += _table(columns, steps, right_from=1)
     lines.append("")
     lines.append("per gang, from the PodCliqueSet observed:")
     for step in ("PodGangCreated", "PodsCreated", "PodGangInitialized", "GatesLifted"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import math
 import random
+import re
 from typing import Any
 
 from hypothesis import given
@@ -114,7 +115,8 @@ def test_small_workloads_print_in_full_large_ones_as_a_summary() -> None:
         line for line in large if line.strip().startswith("GatesLifted") and "p50" in line
     )
     assert "(40 gangs)" in per_gang
-    assert render("ml/demo", journal(gangs=40), full=True)[-1].startswith(" ")
+    full = render("ml/demo", journal(gangs=40), full=True)
+    assert full[4].startswith(" 0.000s"), "offsets are aligned right, to the longest"
 
 
 def test_nothing_journaled_says_so() -> None:
@@ -136,3 +138,33 @@ def test_gang_latency_runs_from_the_plan_when_no_observation_is_journaled() -> N
     lifted = gang_latencies(events, "GatesLifted")
     first_lift = min(e.at for e in events if isinstance(e, ev.GatesLifted))
     assert min(lifted.values()) == (first_lift - planned.at).total_seconds()
+
+
+def test_columns_line_up_however_long_a_gang_s_name() -> None:
+    long = "disaggregated-inference-serving-0-prefill-workers-0"
+    journal_ = journal(gangs=1) + gang_events(long, 3)
+    lines = render("ml/demo", journal_)
+    table = lines[3:]
+    header = table[0]
+    starts = {column: header.index(column) for column in ("service", "step", "gang", "detail")}
+    for line in table[1:]:
+        assert line.index("gangway-") == starts["service"], line
+        detail_at = starts["detail"]
+        assert line[detail_at - 2 : detail_at] == "  " or len(line) <= detail_at, line
+
+
+def test_the_scheduler_s_verdict_is_told_in_its_words() -> None:
+    words = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    verdicts: list[AnyJournalEvent] = [
+        ev.SchedulerVerdict(
+            **common(5), podgang="demo-0", scheduled=False, reason="Unschedulable", message=words
+        ),
+        ev.SchedulerVerdict(**common(9), podgang="demo-0", scheduled=True, reason="x"),
+    ]
+    lines = render("ml/demo", journal(gangs=1) + verdicts)
+    assert re.split(r"\s{2,}", lines[-2])[-3:] == [
+        "SchedulerVerdict",
+        "demo-0",
+        f"Unschedulable: {words}",
+    ]
+    assert re.split(r"\s{2,}", lines[-1])[-3:] == ["SchedulerVerdict", "demo-0", "placed"]

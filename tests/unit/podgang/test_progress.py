@@ -79,6 +79,55 @@ def test_all_lifted_is_ready_and_counts_the_available_replica() -> None:
     assert counts["observedGeneration"] == 3
 
 
+def test_gangs_held_back_are_not_scheduled_and_say_the_gates_are_on() -> None:
+    pcs = inference_podcliqueset()
+    _, pods = everything_exists(pcs, gated=True, bound=False)
+    said = progress.gangs_scheduled(pcs, plan_podgangs(pcs), pods, at=AT)
+    assert (said.status, said.reason) == ("False", "SchedulingGated")
+    assert said.message.startswith("4 of 4 PodGangs not scheduled: gates still on in ")
+
+
+def test_the_scheduler_s_verdict_names_the_gangs_it_did_not_place() -> None:
+    pcs = inference_podcliqueset()
+    plan = plan_podgangs(pcs)
+    _, pods = everything_exists(pcs, gated=False, bound=True)
+    refused = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+    }
+    scaled = [g for g in plan.gangs if not g.is_base]
+    for gang in scaled:
+        for _, _, name in gang.pods:
+            pods[name] = compact_pod(
+                from_object({"metadata": {"name": name}, "status": {"conditions": [refused]}}, Pod)
+            )
+    said = progress.gangs_scheduled(pcs, plan, pods, at=AT)
+    assert (said.status, said.reason) == ("False", "Unschedulable")
+    first = sorted(g.name for g in scaled)[0]
+    assert said.message.startswith(
+        f"{len(scaled)} of {len(plan.gangs)} PodGangs not scheduled: {first}: 0/3 nodes"
+    )
+
+
+def test_every_gang_placed_is_scheduled() -> None:
+    pcs = inference_podcliqueset()
+    plan = plan_podgangs(pcs)
+    _, pods = everything_exists(pcs, gated=False, bound=True)
+    for gang in plan.gangs:
+        for _, _, name in gang.pods:
+            pods[name] = compact_pod(
+                from_object({"metadata": {"name": name}, "spec": {"nodeName": "n1"}}, Pod)
+            )
+    said = progress.gangs_scheduled(pcs, plan, pods, at=AT)
+    assert (said.status, said.reason, said.message) == (
+        "True",
+        "Scheduled",
+        "4 of 4 PodGangs placed",
+    )
+
+
 def test_a_status_that_would_not_change_is_not_written() -> None:
     pcs = inference_podcliqueset()
     plan = plan_podgangs(pcs)
@@ -186,3 +235,30 @@ def test_an_update_says_when_it_began_which_replica_it_replaces_and_when_it_ende
     ended = {"updateStartedAt": "t1", "updateEndedAt": "t4", "currentlyUpdating": None}
     assert timing("t4") == ended
     assert timing("t5") == ended, "an ended update keeps its times"
+
+
+def test_a_roll_made_again_before_the_status_was_written_is_still_told() -> None:
+    """A small gang is deleted and made again within one reconcile: no pod of it is
+    outdated when the status is written, yet the update is under way until it is back,
+    and recorded once it is."""
+    manifest: dict[str, Any] = {
+        "metadata": {"name": "pcs", "namespace": "ns"},
+        "spec": {"replicas": 1, "template": {"cliques": [{"name": "w", "spec": {"replicas": 1}}]}},
+    }
+    cluster = converged_on(manifest, random.Random(0))
+    manifest["spec"]["template"]["cliques"][0]["spec"]["podSpec"] = {"priority": 7}
+    replanned(cluster, manifest)
+    pcs = from_object(manifest, PodCliqueSet)
+    plan = plan_podgangs(pcs)
+    del cluster.pods["pcs-0-w-0"]
+    cluster.create_pod("pcs-0-w-0", "pcs-0")  # current, not placed yet
+    found = progress.update_timing(plan, cluster.pods, pcs, at="t1", began=frozenset({0}))
+    assert found == {
+        "updateStartedAt": "t1",
+        "updateEndedAt": None,
+        "currentlyUpdating": [{"replicaIndex": 0, "updateStartedAt": "t1"}],
+    }
+    pod = cluster.pods["pcs-0-w-0"]
+    cluster.pods["pcs-0-w-0"] = replace(pod, node_name="n", ready=True)
+    found = progress.update_timing(plan, cluster.pods, pcs, at="t2", began=frozenset({0}))
+    assert found == {"updateStartedAt": "t2", "updateEndedAt": "t2", "currentlyUpdating": None}

@@ -91,6 +91,16 @@ class PodGangPhaseChanged(JournalEvent, frozen=True, kw_only=True):
     running: int = 0
 
 
+class SchedulerVerdict(JournalEvent, frozen=True, kw_only=True):
+    """The PodGang's Scheduled condition changed: placed (``scheduled``), or why not, in the
+    scheduler's words when it gave any (``Unschedulable``, ``SchedulerError``)."""
+
+    podgang: str
+    scheduled: bool
+    reason: str
+    message: str = ""
+
+
 class AdmissionRejected(JournalEvent, frozen=True, kw_only=True):
     operation: str
     errors: list[FieldError]
@@ -109,6 +119,7 @@ AnyJournalEvent = (
     | BackendSyncFailed
     | GatesLifted
     | PodGangPhaseChanged
+    | SchedulerVerdict
     | AdmissionRejected
 )
 

@@ -53,6 +53,7 @@ JOURNAL_WRITERS: Final[dict[str, tuple[type[JournalEvent], ...]]] = {
         events.PodGangInitialized,
         events.GatesLifted,
         events.PodGangPhaseChanged,
+        events.SchedulerVerdict,
     ),
     ADMISSION: (events.AdmissionRejected,),
     "backend": (events.BackendSynced, events.BackendSyncFailed),

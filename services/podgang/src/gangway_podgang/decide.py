@@ -191,15 +191,21 @@ class Placement:
     def differs_from(self, podgang: PodGang) -> bool:
         """A Ready condition the PodGang lacks is no difference by itself: a gang placed
         before Gangway wrote one gets it with its next change, not a write of its own."""
-        found = podgang.current_condition(labels.SCHEDULED)
         ready = podgang.current_condition(labels.READY)
         return (
             phase_now(podgang) != self.phase
-            or found is None
+            or self.verdict_differs(podgang)
+            or (ready is not None and (ready.status == "True") != self.ready)
+        )
+
+    def verdict_differs(self, podgang: PodGang) -> bool:
+        """The PodGang's Scheduled condition says something else, or nothing."""
+        found = podgang.current_condition(labels.SCHEDULED)
+        return (
+            found is None
             or (found.status == "True") != self.scheduled
             or found.reason != self.reason
             or found.message != self.message
-            or (ready is not None and (ready.status == "True") != self.ready)
         )
 
 

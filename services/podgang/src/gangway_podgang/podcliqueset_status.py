@@ -19,6 +19,8 @@ from gangway_runtime.objects import OwnWrites
 from gangway_runtime.status import PODCLIQUESETS, now, patch_status
 
 REFUSED: Final = "Refused"  # PodGangsReady's reason when the API server refuses a write
+# The Event when every gang is placed (again).
+GANGS_SCHEDULED: Final = "PodGangsScheduled"
 
 
 def conditions_of(
@@ -46,6 +48,7 @@ def conditions_of(
                 pcs, step.plan, workload.podgangs, workload.pods, backend=step.backend, at=now()
             )
         )
+        conditions.append(progress.gangs_scheduled(pcs, step.plan, workload.pods, at=now()))
     if (topology := progress.topology_resolved(pcs, step.plan, at=now())) is not None:
         conditions.append(topology)
     pods = step.workload.pods
@@ -71,13 +74,21 @@ class StatusWriter:
     async def write(self, key: WorkloadKey, step: Step, learned: list[Condition]) -> None:
         pcs = step.pcs
         workload = step.workload
-        fields = progress.counts(pcs, step.plan, workload.podgangs, workload.pods, at=now())
+        fields = progress.counts(
+            pcs, step.plan, workload.podgangs, workload.pods, at=now(), began=step.rolls_began
+        )
         said = conditions_of(step, learned, fields["updateProgress"])
         change = progress.status_change(fields, said)
+        seen: list[dict[str, Any]] = []  # the status the written change was made from
+
+        def change_seen(status: dict[str, Any]) -> dict[str, Any] | None:
+            seen[:] = [status]
+            return change(status)
+
         current = progress.current_status(await self._own_status_shown(key, pcs))
         try:
             written = await patch_status(
-                self.kube, PODCLIQUESETS, current, change, missing_ok=False
+                self.kube, PODCLIQUESETS, current, change_seen, missing_ok=False
             )
         except KubeError as exc:
             if exc.status != 404 or not await self.owners.missing(key, pcs):
@@ -86,6 +97,26 @@ class StatusWriter:
         if written is not None:
             metrics.WRITES.labels("podcliqueset", "status").inc()
             self._written.remember(key, written, written)
+            await self._tell_scheduling(pcs, seen[0], said)
+
+    async def _tell_scheduling(
+        self, pcs: PodCliqueSet, before: dict[str, Any], said: list[Condition]
+    ) -> None:
+        """An Event when the write just made turned PodGangsScheduled to the scheduler's
+        verdict (Warning) or to True (Normal: every gang placed, told once per transition,
+        the story GatesLifted began). The write was made under the version it changed, so
+        of any number of replicas one tells each transition, once."""
+        after = find_condition(said, progress.PODGANGS_SCHEDULED)
+        if after is None:
+            return
+        was: dict[str, Any] = next(
+            (c for c in before.get("conditions") or [] if c.get("type") == after.type), {}
+        )
+        refused = after.status == "False" and after.reason not in progress.NOT_TRIED
+        if refused and (was.get("status"), was.get("reason")) != ("False", after.reason):
+            await self.reporter.kube_event(pcs, after.reason, after.message, warning=True)
+        elif after.status == "True" and was.get("status") != "True":
+            await self.reporter.kube_event(pcs, GANGS_SCHEDULED, after.message, warning=False)
 
     async def backend_trouble(
         self, key: WorkloadKey, step: Step, failure: BackendUnavailable | PrepareFailed

@@ -5,6 +5,10 @@ Conditions (each observed at the PodCliqueSet's generation):
 - ``PodGangsReady``: every planned PodGang exists, is Initialized, its backend synced it, and
   its gates are off; otherwise why not (``PodGangsPending``, ``WaitingForBackend``,
   ``WaitingForBaseGang``);
+- ``PodGangsScheduled``: every planned PodGang has each podgroup's minReplicas pods on nodes;
+  otherwise the scheduler's verdict on the gangs it did not place (``Unschedulable``,
+  ``SchedulerError``: its own words, naming the gangs), or that it has not tried yet
+  (``SchedulingGated``, ``PodsPending``);
 - ``BackendAvailable``: the backend answered prepare-pods (``BackendUnavailable``,
   ``PreparePodsFailed`` otherwise) — set only once the service has asked it;
 - ``BackendResolved``: the cliques name an enabled scheduler;
@@ -18,6 +22,7 @@ Conditions (each observed at the PodCliqueSet's generation):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -33,14 +38,27 @@ from gangway_contracts.grove import (
     topology_constraints,
 )
 from gangway_contracts.k8s import Condition
+from gangway_contracts.pods import SCHEDULING_GATED
 from gangway_podgang.compact import PodRecord
-from gangway_podgang.decide import condition_true_now, initialized_status, scheduled
+from gangway_podgang.decide import (
+    PODS_PENDING,
+    condition_true_now,
+    initialized_status,
+    placement_of,
+    scheduled,
+)
 from gangway_podgang.plan import Plan, PlannedGang, PlannedPodGroup
+from gangway_podgang.report import natural
 from gangway_podgang.rolling import Stall, available, outdated
 from gangway_runtime.conditions import merged_conditions
 from gangway_runtime.status import StatusChange
 
 PODGANGS_READY = "PodGangsReady"
+PODGANGS_SCHEDULED = "PodGangsScheduled"
+ALL_SCHEDULED: Final = "Scheduled"
+# The reasons of a gang the scheduler has not tried yet: anything else is its verdict.
+NOT_TRIED: Final = frozenset({SCHEDULING_GATED, PODS_PENDING})
+VERDICTS_NAMED: Final = 3  # gangs a PodGangsScheduled message names with their verdict
 BACKEND_AVAILABLE = "BackendAvailable"
 BACKEND_RESOLVED = "BackendResolved"
 TOPOLOGY_RESOLVED = "TopologyResolved"
@@ -129,6 +147,45 @@ def gangs_ready(
     )
 
 
+def gangs_scheduled(
+    pcs: PodCliqueSet, plan: Plan, pods: Mapping[str, PodRecord], *, at: str
+) -> Condition:
+    """``PodGangsScheduled``: True once every gang is placed; else the scheduler's verdict
+    on those it tried and did not place (most gangs' reason, each named with its words),
+    or that it has not tried yet."""
+    total = len(plan.gangs)
+    waiting = {
+        gang.name: placement
+        for gang in plan.gangs
+        if not (placement := placement_of(gang, pods)).scheduled
+    }
+    if not waiting:
+        return condition(
+            pcs,
+            PODGANGS_SCHEDULED,
+            True,
+            ALL_SCHEDULED,
+            f"{total} of {total} PodGangs placed",
+            at=at,
+        )
+    refused = {name: p for name, p in waiting.items() if p.reason not in NOT_TRIED}
+    head = f"{len(waiting)} of {total} PodGangs not scheduled"
+    if refused:
+        given = Counter(p.reason for p in refused.values())
+        reason = max(sorted(given), key=given.__getitem__)  # most gangs' reason; ties by name
+        named = sorted(refused, key=natural)[:VERDICTS_NAMED]
+        words = "; ".join(f"{name}: {refused[name].message}" for name in named)
+        more = f" (and {len(refused) - len(named)} more)" if len(refused) > len(named) else ""
+        return condition(pcs, PODGANGS_SCHEDULED, False, reason, f"{head}: {words}{more}", at=at)
+    gated = [name for name, p in waiting.items() if p.reason == SCHEDULING_GATED]
+    reason, what = (
+        (SCHEDULING_GATED, f"gates still on in {_few(gated)}")
+        if gated
+        else (PODS_PENDING, f"the scheduler has not placed {_few(waiting)} yet")
+    )
+    return condition(pcs, PODGANGS_SCHEDULED, False, reason, f"{head}: {what}", at=at)
+
+
 def initialized_status_of(podgang: PodGang | None) -> bool | None:
     return None if podgang is None else initialized_status(podgang)
 
@@ -138,7 +195,7 @@ def _gang(plan: Plan, name: str) -> PlannedGang:
 
 
 def _few(names: Iterable[str], limit: int = 5) -> str:
-    listed = sorted(names)
+    listed = sorted(names, key=natural)
     more = f" and {len(listed) - limit} more" if len(listed) > limit else ""
     return ", ".join(listed[:limit]) + more
 
@@ -168,9 +225,11 @@ def counts(
     pods: Mapping[str, PodRecord],
     *,
     at: str,
+    began: frozenset[int] = frozenset(),
 ) -> dict[str, Any]:
     """Replica counts and per-gang phases, as Grove's status reports them; ``at``: now,
-    should an update start or end."""
+    should an update start or end; ``began``: replicas a roll began on since the status was
+    last written (:func:`update_timing`)."""
     by_replica = _by_replica(plan)
     available = sum(
         1 for gangs in by_replica.values() if any(g.is_base and scheduled(g, pods) for g in gangs)
@@ -193,7 +252,7 @@ def counts(
         "updatedReplicas": updated,
         "updateProgress": {
             **update_progress(plan, pods),
-            **update_timing(plan, pods, pcs, at=at),
+            **update_timing(plan, pods, pcs, at=at, began=began),
         },
         "podGangStatuses": [
             {
@@ -232,13 +291,21 @@ def update_progress(plan: Plan, pods: Mapping[str, PodRecord]) -> dict[str, int]
 
 
 def update_timing(
-    plan: Plan, pods: Mapping[str, PodRecord], pcs: PodCliqueSet, *, at: str
+    plan: Plan,
+    pods: Mapping[str, PodRecord],
+    pcs: PodCliqueSet,
+    *,
+    at: str,
+    began: frozenset[int] = frozenset(),
 ) -> dict[str, Any]:
     """When the template change under way began (``updateStartedAt``) and, once every pod
     is current and every gang scheduled again, ended (``updateEndedAt``); the replicas
     being replaced now (``currentlyUpdating``, RollingRecreate only, as Grove sets it).
     Level-triggered: the times come from the status as written, ``at`` only for what
-    starts or ends now. None: absent (a merge patch removes it)."""
+    starts or ends now. ``began``: replicas whose gangs a roll made again since the last
+    status write: updating although none of their pods is outdated any more (a small gang
+    is deleted and made again before the status is written), and an update that began
+    and ended in between is still recorded. None: absent (a merge patch removes it)."""
     by_replica = _by_replica(plan)
     was = (pcs.status.update_progress if pcs.status else None) or UpdateProgress()
 
@@ -254,7 +321,9 @@ def update_timing(
         if any(outdated(group, pods.get(pod)) for g in gangs for group, _, pod in g.pods)
     )
     before = {u.replica_index: u.update_started_at for u in was.currently_updating}
-    updating = {r: before[r] or at for r in before if r in by_replica and not settled(r)}
+    updating = {
+        r: before.get(r) or at for r in before.keys() | began if r in by_replica and not settled(r)
+    }
     # Then the lowest replica holding an outdated pod: decide rolls it once the one before
     # is back (its pods deleted, it holds none, and is updating until it is back).
     if stale and not updating and pcs.spec.rolls_updates:
@@ -269,6 +338,8 @@ def update_timing(
                 for r, started in sorted(updating.items())
             ],
         }
+    if began and not ongoing:  # begun and done since the last status write
+        return {"updateStartedAt": at, "updateEndedAt": at, "currentlyUpdating": None}
     ended = at if ongoing else was.update_ended_at
     return {
         "updateStartedAt": was.update_started_at,

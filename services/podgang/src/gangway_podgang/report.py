@@ -112,7 +112,7 @@ def note(steps: list[JournalEvent]) -> str:
     """What one kind of step did to how many gangs and pods, naming as many gangs as fit."""
     first = steps[0]
     pods = sum(len(getattr(step, "pods", ())) for step in steps)
-    gangs = sorted((str(getattr(step, "podgang", "")) for step in steps), key=_natural)
+    gangs = sorted((str(getattr(step, "podgang", "")) for step in steps), key=natural)
     noun = "PodGang" if len(gangs) == 1 else f"{len(gangs)} PodGangs"
     match first:
         case events.PodGangCreated(backend=backend):
@@ -148,6 +148,6 @@ def named(names: list[str], room: int) -> str:
     return ", ".join(shown)
 
 
-def _natural(name: str) -> list[str | int]:
+def natural(name: str) -> list[str | int]:  # a sort key
     """fleet-2 before fleet-10."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]

@@ -30,6 +30,9 @@ class Step:
     recycling: Recycling = field(default_factory=Recycling)  # gang termination, if due
     rolled: tuple[str, ...] = ()  # gangs a rolling update replaces in this decision
     stall: Stall = field(default_factory=Stall)  # a roll past a progressDeadline
+    # PodCliqueSet replicas whose gangs this reconcile made again for a roll: the status
+    # says they are updating even if the roll is over by the time it is written.
+    rolls_began: frozenset[int] = frozenset()
 
     @property
     def wake_in(self) -> float | None:

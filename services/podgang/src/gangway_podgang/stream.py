@@ -107,6 +107,7 @@ class GangStream:
         loop = asyncio.get_running_loop()
         decisions, said, whole_at = 0, loop.time(), loop.time()
         whole = True  # the step decides for every gang (else for those that changed)
+        began: set[int] = set()  # replicas whose gangs a roll made again
         self.model.take_touched(key)  # what changes from here on
         try:
             while step is not None and not step.by_grove and failure is None:
@@ -121,7 +122,7 @@ class GangStream:
                     steps[gang] += 1
                     started = True
                     if gang in step.rolled and part.incarnate:
-                        await self._rolled(step, gang)
+                        began.add(await self._rolled(step, gang))
                     flying[asyncio.create_task(self._move(key, step, part, learned))] = gang
                 decisions += started
                 if not flying:
@@ -148,6 +149,20 @@ class GangStream:
                 task.cancel()  # cancelled: the PodCliqueSet was deleted, or we shut down
             await asyncio.gather(*flying, return_exceptions=True)
             await self.reporter.say(first.pcs)
+        if step is not None and began:
+            step = replace(step, rolls_began=frozenset(began))
+        return await self._outcome(key, first, step, failure, decisions)
+
+    async def _outcome(
+        self,
+        key: WorkloadKey,
+        first: Step,
+        step: Step | None,
+        failure: BaseException | None,
+        decisions: int,
+    ) -> Streamed:
+        """The last step, or why the writes stopped: said on the PodCliqueSet when the API
+        server refused them or the backend is in the way, raised otherwise."""
         if isinstance(failure, Refused):
             return Streamed(replace(step, refused=str(failure)) if step else None, decisions)
         if isinstance(failure, BackendUnavailable | PrepareFailed):
@@ -156,14 +171,15 @@ class GangStream:
             raise failure
         return Streamed(step, decisions)
 
-    async def _rolled(self, step: Step, gang: str) -> None:
+    async def _rolled(self, step: Step, gang: str) -> int:
         """A gang a rolling update replaces, in the journal (``gangway trace``) and an Event,
-        as it is made again (once: its older pods go after)."""
+        as it is made again (once: its older pods go after); its PodCliqueSet replica."""
         planned = next(g for g in step.plan.gangs if g.name == gang)
         pods = [pod for _, _, pod in planned.pods if pod in step.workload.pods]
         common = self.reporter.common(step.pcs)
         event = events.GangRolled(**common, podgang=gang, pods=pods)
         await self.reporter.report(step.pcs, event)
+        return planned.pcs_replica
 
     def _focus(self, key: WorkloadKey, step: Step) -> set[str]:
         """The gangs a partial decision looks at: those whose PodGang or pods changed, the

@@ -489,8 +489,23 @@ class Actuator:
         )
         # Not counted to the gang: its count ended when its gates came off.
         written = await self._write(Kind.PODGANG, "status", "", call)
-        if written is not None and phase_now(live) != placement.phase:
-            # Journal only: the scheduler's own events on the pods already tell the cluster.
+        if written is None:
+            return [Expectation(Kind.PODGANG, meta.name, "")]
+        # Journal only: the scheduler's own events on the pods tell the cluster, and the
+        # PodCliqueSet's PodGangsScheduled condition (with its Event) sums the gangs up. A
+        # gang placed at the first try is told by its phase change alone.
+        first_try = live.current_condition(labels.SCHEDULED) is None and placement.scheduled
+        if placement.verdict_differs(live) and not first_try:
+            await self.reporter.journal(
+                events.SchedulerVerdict(
+                    **self.reporter.common(pcs),
+                    podgang=meta.name,
+                    scheduled=placement.scheduled,
+                    reason=placement.reason,
+                    message=placement.message,
+                )
+            )
+        if phase_now(live) != placement.phase:
             await self.reporter.journal(
                 events.PodGangPhaseChanged(
                     **self.reporter.common(pcs),
