@@ -11,8 +11,14 @@ import msgspec
 
 from gangway_admission.checks import check_podcliqueset
 from gangway_cli.manifests import read_documents
+from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.codec import from_object
-from gangway_contracts.config import SchedulerConfig, load_operator_config, parse_scheduler_config
+from gangway_contracts.config import (
+    DEFAULT_SCHEDULER,
+    SchedulerConfig,
+    load_operator_config,
+    parse_scheduler_config,
+)
 from gangway_contracts.errors import FieldError, FieldErrors, validation_error
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_contracts.strict import unknown_fields
@@ -22,6 +28,27 @@ from gangway_podgang.plan import Plan, plan_podgangs
 def read_config(path: Path | None) -> SchedulerConfig:
     """The operator configuration; none given: default-scheduler alone."""
     return load_operator_config(path.read_text()) if path else parse_scheduler_config(None)
+
+
+def every_builtin_backend() -> dict[str, Any]:
+    """The scheduler section the offline commands take when given none: they have no cluster
+    to ask what runs, so every built-in backend with its defaults, and the default scheduler
+    gang scheduling through the Workload API (served from Kubernetes 1.35)."""
+    others = [{"name": name} for name in sorted(builtin_backends()) if name != DEFAULT_SCHEDULER]
+    default = {"name": DEFAULT_SCHEDULER, "default": True, "config": {"gangScheduling": True}}
+    return {"profiles": [*others, default]}
+
+
+def read_offline_config(path: Path | None) -> SchedulerConfig:
+    """The configuration ``validate``, ``plan`` and ``render`` judge by: the one given, else
+    every built-in backend (:func:`every_builtin_backend`)."""
+    return read_config(path) if path else parse_scheduler_config(every_builtin_backend())
+
+
+OFFLINE_CONFIG_HELP: Final = (
+    "operator configuration (scheduler profiles); default: every built-in backend, "
+    "default-scheduler with gang scheduling"
+)
 
 
 DEFAULT_NAMESPACE: Final = "default"

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gangway_cli.inputs import Manifests, read_config
+from gangway_cli.inputs import OFFLINE_CONFIG_HELP, Manifests, read_offline_config
 from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts.errors import FieldErrors
 from gangway_podgang.autoscalers import autoscalers_wanted
@@ -29,14 +29,14 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         "startup-order init container), each replica's headless Services, the "
         "PodCliques and scaling groups, and their HorizontalPodAutoscalers",
     )
-    plan.add_argument("--config", type=Path, help="operator configuration (default backend)")
+    plan.add_argument("--config", type=Path, help=OFFLINE_CONFIG_HELP)
     add_output_option(plan)
     plan.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        config = read_config(args.config)
+        config = read_offline_config(args.config)
         manifests = Manifests.read(args.file)
         pcs = manifests.only_podcliqueset(args.file)
         plan = manifests.plan(pcs)

@@ -16,6 +16,7 @@ from tests.support.paths import FIXTURES, REPO
 
 PCS = str(FIXTURES / "podcliquesets" / "disaggregated-inference.yaml")
 CONFIG = str(FIXTURES / "config" / "kai-default.yaml")
+SAMPLES = REPO / "cli/src/gangway_cli/samples"
 
 
 def test_podgangs_then_pods(capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,15 +62,26 @@ def test_invalid_manifest_names_the_field(
 
 
 def test_a_scheduler_the_configuration_does_not_enable_is_one_line(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The shipped KAI sample without --config: default-scheduler alone is enabled."""
-    assert main(["plan", str(REPO / "cli/src/gangway_cli/samples/kai-scheduler.yaml")]) == 1
+    """The shipped KAI sample with a configuration enabling default-scheduler alone."""
+    alone = tmp_path / "operator.yaml"
+    alone.write_text("scheduler: {}\n")
+    assert main(["plan", "--config", str(alone), str(SAMPLES / "kai-scheduler.yaml")]) == 1
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
         'spec.template.cliques[0].spec.podSpec.schedulerName: "kai-scheduler" is not an '
         "enabled scheduler backend (enabled: default-scheduler)"
     ]
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "render"])
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.yaml")))
+def test_every_shipped_sample_runs_offline_as_shipped(
+    command: str, sample: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No --config: the offline commands judge by every built-in backend."""
+    assert main([command, str(SAMPLES / sample)]) == 0, capsys.readouterr().err
 
 
 def test_a_reader_that_stops_early_is_no_error() -> None:
