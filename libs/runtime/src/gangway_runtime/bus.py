@@ -31,6 +31,8 @@ async def connect(settings: ServiceSettings, name: str) -> NatsClient:
     """``name``: the service's name under the prefix (``Subjects.service_name``)."""
 
     async def disconnected() -> None:
+        if nc.is_closed:  # nats-py says "disconnected" on a close of our own too
+            return
         log.warning("NATS disconnected; reconnecting")
 
     async def reconnected() -> None:
