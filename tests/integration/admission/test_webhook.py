@@ -5,8 +5,10 @@ cluster's ClusterTopologyBinding; rejections journaled."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +19,11 @@ from nats.aio.client import Client as NatsClient
 from gangway_backend_kai.backend import KaiBackend
 from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_contracts.subjects import BackendOperation, Subjects
+from gangway_localcluster.build import ensure_binaries
 from gangway_runtime.kube import ApiResource, KubeError
 from gangway_runtime.status import PODCLIQUESETS
 from tests.integration.watcher.conftest import labelled
+from tests.support import environment
 from tests.support.admission import create, patch, registered, running_admission
 from tests.support.backends import running_backend
 from tests.support.broken_manifests import CASES, KEPT, field_named, single
@@ -53,7 +57,12 @@ def cliques(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.usefixtures("queue")
 async def test_the_client_reads_why(
-    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str, tmp_path: Path
+    api: ApiClient,
+    nc: NatsClient,
+    subjects: Subjects,
+    namespace: str,
+    tmp_path: Path,
+    cluster: environment.Cluster,
 ) -> None:
     async with (
         running_backend(api, nc, subjects, namespace, KaiBackend(), CONFIG),
@@ -62,11 +71,26 @@ async def test_the_client_reads_why(
     ):
         volcano = inference(namespace, "volcano")
         on_scheduler(volcano, "volcano")
-        assert await create(api, volcano, namespace) == (
-            f"HTTP 422 Invalid: {DENIED}spec.template.cliques[0].spec.podSpec.schedulerName: "
-            '"volcano" is not an enabled scheduler backend (enabled: default-scheduler, '
-            "kai-scheduler)"
+        why = (
+            'spec.template.cliques[0].spec.podSpec.schedulerName: "volcano" is not an enabled '
+            "scheduler backend (enabled: default-scheduler, kai-scheduler)"
         )
+        assert await create(api, volcano, namespace) == f"HTTP 422 Invalid: {DENIED}{why}"
+        # What kubectl prints of it: the causes under the object's kind and name, as for the
+        # API server's own validation (docs/admission.md quotes it).
+        by_kubectl = copy.deepcopy(volcano)
+        by_kubectl["metadata"]["name"] = "by-kubectl"
+        manifest = tmp_path / "by-kubectl.yaml"
+        manifest.write_text(json.dumps(by_kubectl))
+        command = [str(ensure_binaries().kubectl), "--kubeconfig", str(cluster.kubeconfig)]
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [*command, "create", "-f", str(manifest)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.stderr.strip() == f'The PodCliqueSet "by-kubectl" is invalid: {why}'
 
         broken = inference(namespace, "broken")
         cliques(broken)[2]["spec"]["minAvailable"] = 7

@@ -94,8 +94,10 @@ def read_podcliqueset(raw: msgspec.Raw, where: str) -> PodCliqueSet | FieldError
         return FieldError(field=where, reason=f"cannot be read: {exc}")
 
 
-def response(uid: str, verdict: Verdict) -> bytes:
-    """The AdmissionReview answer; a rejection carries every field error as a cause."""
+def response(uid: str, verdict: Verdict, request: AdmissionRequest | None = None) -> bytes:
+    """The AdmissionReview answer; a rejection carries every field error as a cause, and
+    what it is about (``request``), so kubectl says `The PodCliqueSet "NAME" is invalid:`
+    before the causes, as for the API server's own validation."""
     answer: dict[str, Any] = {"uid": uid, "allowed": verdict.allowed}
     if verdict.warnings:
         # The apiserver truncates a warning past 256 characters and all of them past 4 KiB.
@@ -106,6 +108,7 @@ def response(uid: str, verdict: Verdict) -> bytes:
             "reason": "Invalid",
             "message": verdict.message,
             "details": {
+                **_about(request),
                 "causes": [
                     {"field": e.field, "message": e.reason, "reason": "FieldValueInvalid"}
                     for e in verdict.errors
@@ -113,3 +116,9 @@ def response(uid: str, verdict: Verdict) -> bytes:
             },
         }
     return to_json({"apiVersion": API_VERSION, "kind": "AdmissionReview", "response": answer})
+
+
+def _about(request: AdmissionRequest | None) -> dict[str, str]:
+    if request is None or not request.kind.kind:
+        return {}
+    return {"group": request.kind.group, "kind": request.kind.kind, "name": request.name}

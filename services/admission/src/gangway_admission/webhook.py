@@ -82,14 +82,14 @@ class Webhook:
             metrics.BAD_REQUESTS.inc()
             return web.Response(status=400, text=f"{exc}\n")
         except TooDeep as exc:
-            uid = exc.uid
+            uid, about = exc.uid, None
             verdict = rejected(Reason.MALFORMED, [FieldError(field="object", reason=str(exc))])
             metrics.REVIEWS.labels("", "rejected", verdict.reason.value).inc()
         else:
-            uid = review.request.uid
+            uid, about = review.request.uid, review.request
             verdict = await self.review(review.request)
         metrics.REVIEW_SECONDS.observe(time.monotonic() - started)
-        return web.Response(body=response(uid, verdict), content_type="application/json")
+        return web.Response(body=response(uid, verdict, about), content_type="application/json")
 
     async def review(self, request: AdmissionRequest) -> Verdict:
         if request.operation not in ("CREATE", "UPDATE"):
