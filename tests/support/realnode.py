@@ -48,16 +48,14 @@ class Release:
         self._run(self.cluster.binaries.kubectl, *args)
 
     def _run(self, binary: Path, *args: str) -> None:
-        """``binary args`` against the node's cluster; fails with what it said (without
-        helm's notes on the chart's links)."""
+        """``binary args`` against the node's cluster; fails with what it said."""
         done = subprocess.run(
             [str(binary), *args, "--kubeconfig", str(self.cluster.kubeconfig)],
             capture_output=True,
             text=True,
             check=False,
         )
-        said = [line for line in done.stderr.splitlines() if not line.startswith("level=")]
-        assert done.returncode == 0, f"{binary.name} {args[0]}: " + "\n".join(said)[-3000:]
+        assert done.returncode == 0, f"{binary.name} {args[0]}: {done.stderr[-3000:]}"
 
 
 def eventually(
@@ -139,29 +137,6 @@ def all_ready(cluster: ControlPlane, namespace: str) -> list[dict[str, Any]] | N
     return None
 
 
-def nats_volumes(node: RealNode) -> None:
-    """A hostPath volume per NATS server: the node has no provisioner; the claims bind to
-    these (no class asked, none given)."""
-    for i in range(NATS_REPLICAS):
-        path = node.workdir / "volumes" / f"nats-{i}"
-        path.mkdir(parents=True, exist_ok=True)
-        path.chmod(0o777)  # hostPath ignores fsGroup: NATS runs as 1000
-        node.control_plane.create(
-            "/api/v1/persistentvolumes",
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": f"gangway-test-nats-{i}"},
-                "spec": {
-                    "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteOnce"],
-                    "persistentVolumeReclaimPolicy": "Retain",
-                    "hostPath": {"path": str(path), "type": "Directory"},
-                },
-            },
-        )
-
-
 def install(node: RealNode, workdir: Path) -> Release:
     """``helm install`` the checkout's chart with the small profile and the images built
     from the checkout; returns once every pod is Ready and both Jobs are done."""
@@ -176,7 +151,7 @@ def install(node: RealNode, workdir: Path) -> Release:
         )
     )
     release = Release(node, values)
-    nats_volumes(node)
+    node.host_volumes("gangway-test-nats", NATS_REPLICAS)  # the NATS servers' claims
     release.helm(
         *("install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace"),
         *("--values", str(SMALL_PROFILE), "--values", str(values)),

@@ -146,6 +146,18 @@ def test_values_reach_the_objects() -> None:
     assert ("Certificate", "gangway-admission") in by_key
 
 
+def test_every_pod_of_gangway_runs_where_the_values_place_it() -> None:
+    """nodeSelector merged into each pod template's own, tolerations set: dedicated nodes."""
+    toleration = {"key": "dedicated", "operator": "Equal", "value": "system"}
+    values = {"nodeSelector": {"pool": "system"}, "tolerations": [toleration]}
+    templates = [t for doc in chart(values) for t in _pod_templates(doc)]
+    assert len(templates) >= 7  # services, NATS, the Jobs and the CronJob
+    for template in templates:
+        assert template["spec"]["nodeSelector"]["pool"] == "system"
+        assert template["spec"]["tolerations"] == [toleration]
+    assert not any("nodeSelector" in t["spec"] for doc in chart() for t in _pod_templates(doc))
+
+
 def test_the_small_profile_runs_one_of_each_with_small_requests() -> None:
     """values-small.yaml (the real-node suite installs with it) passes the schema and asks
     for well under one CPU in all: it fits a two-core node beside its workloads."""
@@ -188,7 +200,7 @@ def test_values_that_cannot_work_are_refused_naming_the_value(
 
 
 def test_the_chart_lints_and_its_package_stands_alone(tmp_path: Path) -> None:
-    """Packaged, the links to deploy/ become copies: the package renders the same."""
+    """Packaged, the chart renders the same: it holds every file it reads."""
     linted = helm("lint", str(CHART), "--strict")
     assert linted.returncode == 0, linted.stdout + linted.stderr
     packaged = helm("package", str(CHART), "--destination", str(tmp_path))

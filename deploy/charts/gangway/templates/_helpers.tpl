@@ -89,6 +89,12 @@ NATS's volume.
 {{- if $v.imagePullSecrets }}
 {{- $_ := set $template.spec "imagePullSecrets" $v.imagePullSecrets }}
 {{- end }}
+{{- if $v.nodeSelector }}
+{{- $_ := set $template.spec "nodeSelector" (merge (dict) $v.nodeSelector ($template.spec.nodeSelector | default dict)) }}
+{{- end }}
+{{- if $v.tolerations }}
+{{- $_ := set $template.spec "tolerations" $v.tolerations }}
+{{- end }}
 {{- end }}
 {{- if eq $obj.kind "Job" }}
 {{- /* A Job's pod template cannot change: each revision runs Jobs of its own (the last

@@ -194,6 +194,28 @@ class RealNode(processes.Supervised):
         )
         archive.unlink()
 
+    def host_volumes(self, prefix: str, count: int, size: str = "1Gi") -> None:
+        """``count`` PersistentVolumes ``<prefix>-<i>`` on folders of the node's: it has no
+        provisioner, so a claim that asks no class binds to one of these."""
+        for i in range(count):
+            path = self.workdir / "volumes" / f"{prefix}-{i}"
+            path.mkdir(parents=True, exist_ok=True)
+            path.chmod(0o777)  # hostPath ignores fsGroup: whoever the pod runs as may write
+            self.control_plane.create(
+                "/api/v1/persistentvolumes",
+                {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolume",
+                    "metadata": {"name": f"{prefix}-{i}"},
+                    "spec": {
+                        "capacity": {"storage": size},
+                        "accessModes": ["ReadWriteOnce"],
+                        "persistentVolumeReclaimPolicy": "Retain",
+                        "hostPath": {"path": str(path), "type": "Directory"},
+                    },
+                },
+            )
+
     def _start_dns(self, binary: Path) -> None:
         ready = processes.free_port()
         conf = self.workdir / "Corefile"
