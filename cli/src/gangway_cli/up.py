@@ -34,7 +34,7 @@ from typing import Any, Final
 import yaml
 
 from gangway_admission.webhook import PATH
-from gangway_cli import cluster
+from gangway_cli import cluster, rehearsal
 from gangway_cli.localbus import LocalBus
 from gangway_cli.services import LocalServices, services_for
 from gangway_contracts.builtin import builtin_backends
@@ -44,13 +44,14 @@ from gangway_contracts.config import (
     load_operator_config,
 )
 from gangway_contracts.errors import FieldErrors
-from gangway_localcluster.build import Binaries, ensure_binaries
+from gangway_localcluster.build import KUBERNETES_VERSION, Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, APIError, ControlPlane
 from gangway_localcluster.coredns import COREDNS_VERSION
 from gangway_localcluster.crds import crd_files, gangway_crds
 from gangway_localcluster.nodes import NodePool
 from gangway_localcluster.processes import free_port
+from gangway_localcluster.realnode import RealNode
 from gangway_runtime.kube import KubeError
 from gangway_runtime.settings import ConsumerSettings, load_settings
 
@@ -102,6 +103,13 @@ def add_arguments(up: argparse.ArgumentParser) -> None:
     nodes.add_argument("--node-cpu", default=DEFAULT_NODES.cpu, help="CPU each")
     nodes.add_argument("--node-memory", default=DEFAULT_NODES.memory, help="memory each")
     up.add_argument(
+        "--node",
+        action="store_true",
+        help="one real node too (containerd, the kubelet; needs root), to rehearse Gangway's "
+        "Helm chart on: Gangway itself does not start here, up prints the helm command that "
+        "installs it on the node with the image built from this checkout",
+    )
+    up.add_argument(
         "--nats-tls",
         action="store_true",
         help="NATS serves TLS only, with a CA made for this run (GANGWAY_NATS_CA names it)",
@@ -143,6 +151,10 @@ def _misuse(args: argparse.Namespace) -> str | None:
         return "--webhook-host goes with --kubeconfig"
     if args.kubeconfig is not None and args.nodes is not None:
         return "--nodes is for the local cluster; not with --kubeconfig"
+    if args.node and args.kubeconfig is not None:
+        return "--node joins a real node to the local cluster; not with --kubeconfig"
+    if args.node and (args.nats_tls or args.webhook_host):
+        return "--node starts no Gangway of its own: the chart's runs on the node"
     return None
 
 
@@ -164,7 +176,13 @@ def run(args: argparse.Namespace) -> int:
                 None
                 if args.kubeconfig
                 else _local_cluster(
-                    state, args.state_dir, stack, SAY, nodes=node_pool(args), given=given
+                    state,
+                    args.state_dir,
+                    stack,
+                    SAY,
+                    nodes=node_pool(args),
+                    given=given,
+                    real_node=args.node,
                 )
             )
         except APIError as exc:  # the API server refused a node as described by the flags
@@ -173,6 +191,8 @@ def run(args: argparse.Namespace) -> int:
         except (RuntimeError, TimeoutError) as exc:  # a build, or a server that did not start
             print(f"up: the local cluster did not start: {exc}", file=sys.stderr)
             return 1
+        if local is not None and local.node is not None:
+            return _rehearse(args, local, local.node, state)
         kubeconfig = local.cp.kubeconfig if local else args.kubeconfig.resolve()
         try:
             found = asyncio.run(cluster.prepare(kubeconfig, gangway_crds()))
@@ -192,6 +212,25 @@ def run(args: argparse.Namespace) -> int:
         # A second Ctrl-C must not cut the clean-up short and leave processes behind.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         SAY("stopping…")
+    return 0
+
+
+def _rehearse(args: argparse.Namespace, local: LocalCluster, node: RealNode, state: Path) -> int:
+    """The cluster with its real node, ready for the chart, until Ctrl-C (``rehearsal``)."""
+    values = rehearsal.prepare(node, state)
+    env = rehearsal.environment(node)
+    SAY(f"Local control plane, Kubernetes v{KUBERNETES_VERSION} at {node.control_plane.server}")
+    for line in local.described():
+        SAY(line)
+    SAY(f"  kubeconfig: {env['KUBECONFIG']}")
+    for line in rehearsal.next_steps(node, values):
+        SAY(line)
+    SAY("Ctrl-C stops everything, the node and what runs on it.")
+    if args.ready_file:
+        args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+    _wait_for_interrupt()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    SAY("stopping…")
     return 0
 
 
@@ -265,6 +304,19 @@ class LocalCluster:
     cp: ControlPlane
     nodes: NodePool
     dns_port: int  # CoreDNS for cluster.local, on 127.0.0.1
+    node: RealNode | None = None  # --node: the real node the chart is rehearsed on
+
+    def described(self) -> Iterator[str]:
+        """Its schedulers and nodes, a line each."""
+        nodes = self.nodes
+        yield (
+            f"  kube-scheduler, and kwok with {nodes.count} fake nodes "
+            f"({nodes.cpu} CPU, {nodes.memory}, {nodes.gpus} nvidia.com/gpu each; "
+            f"racks of {nodes.hosts_per_rack})"
+        )
+        for backend, name in self.cp.schedulers.items():
+            local = LOCAL_SCHEDULERS[backend]
+            yield f"  {local.title}, as {name}" + (f"; {local.note}" if local.note else "")
 
 
 def _local_cluster(
@@ -275,6 +327,7 @@ def _local_cluster(
     *,
     nodes: NodePool,
     given: SchedulerConfig | None,
+    real_node: bool = False,
 ) -> LocalCluster:
     # Every local scheduler runs here unless a configuration leaves its backend's profile out
     # (the default enables them all), serving the schedulerName its profile names.
@@ -285,20 +338,29 @@ def _local_cluster(
     }
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
-    cp = ControlPlane.start(
-        binaries,
-        workdir=state / "cluster" if keep else None,
-        crds=crd_files(),
-        scheduling=True,
-        schedulers=schedulers,
-    )
-    stack.callback(cp.stop)
+    node = None
+    if real_node:
+        if cannot := rehearsal.why_not():
+            raise RuntimeError(cannot)
+        say("building or reusing the real node's binaries, packages and images…")
+        node = RealNode.start(crds=crd_files(), schedulers=schedulers)
+        stack.callback(node.stop)
+        cp = node.control_plane
+    else:
+        cp = ControlPlane.start(
+            binaries,
+            workdir=state / "cluster" if keep else None,
+            crds=crd_files(),
+            scheduling=True,
+            schedulers=schedulers,
+        )
+        stack.callback(cp.stop)
     if nodes.count:
         cp.add_nodes(nodes)
     # Pods' names (<podclique>-<i>.<pcs>-<r>.<ns>.svc.cluster.local) answered as a
     # cluster's DNS answers them.
     dns_port = cp.start_dns()
-    return LocalCluster(binaries, cp, nodes, dns_port)
+    return LocalCluster(binaries, cp, nodes, dns_port, node)
 
 
 def _scheduler_name(given: SchedulerConfig | None, backend: str, default: str) -> str | None:
@@ -347,15 +409,7 @@ class Running:
         workload_api = found.workload_api or "not served"
         if self.local:
             yield f"Local control plane, Kubernetes {found.version} at {found.server}"
-            nodes = self.local.nodes
-            yield (
-                f"  kube-scheduler, and kwok with {nodes.count} fake nodes "
-                f"({nodes.cpu} CPU, {nodes.memory}, {nodes.gpus} nvidia.com/gpu each; "
-                f"racks of {nodes.hosts_per_rack})"
-            )
-            for backend, name in self.local.cp.schedulers.items():
-                local = LOCAL_SCHEDULERS[backend]
-                yield f"  {local.title}, as {name}" + (f"; {local.note}" if local.note else "")
+            yield from self.local.described()
             yield (
                 f"  CoreDNS v{COREDNS_VERSION} for cluster.local at {env['GANGWAY_DNS']}: "
                 "pods' Grove names (<podclique>-<i>.<pcs>-<replica>.<namespace>.svc.cluster.local)"

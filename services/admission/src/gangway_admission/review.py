@@ -112,7 +112,7 @@ def response(uid: str, verdict: Verdict, request: AdmissionRequest | None = None
                 "causes": [
                     {"field": e.field, "message": e.reason, "reason": "FieldValueInvalid"}
                     for e in verdict.errors
-                ]
+                ],
             },
         }
     return to_json({"apiVersion": API_VERSION, "kind": "AdmissionReview", "response": answer})
