@@ -35,6 +35,7 @@ import yaml
 
 from gangway_admission.webhook import PATH
 from gangway_cli import cluster, rehearsal
+from gangway_cli.latecomers import LateSchedulers
 from gangway_cli.localbus import LocalBus
 from gangway_cli.services import LocalServices, services_for
 from gangway_contracts.builtin import builtin_backends
@@ -206,13 +207,7 @@ def run(args: argparse.Namespace) -> int:
         for line in running.summary(running.config, env):
             SAY(line)
         SAY("Ctrl-C stops everything.")
-        if args.ready_file:
-            args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
-        _wait_for_interrupt()
-        # A second Ctrl-C must not cut the clean-up short and leave processes behind.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        SAY("stopping…")
-    return 0
+        return _until_interrupted(args, env, local)
 
 
 def _rehearse(args: argparse.Namespace, local: LocalCluster, node: RealNode, state: Path) -> int:
@@ -226,9 +221,20 @@ def _rehearse(args: argparse.Namespace, local: LocalCluster, node: RealNode, sta
     for line in rehearsal.next_steps(node, values):
         SAY(line)
     SAY("Ctrl-C stops everything, the node and what runs on it.")
+    return _until_interrupted(args, env, local)
+
+
+def _until_interrupted(
+    args: argparse.Namespace, env: dict[str, str], local: LocalCluster | None
+) -> int:
+    """Ready: the environment in --ready-file, the schedulers still missing built from now
+    on; then wait for Ctrl-C (the caller's stack stops everything)."""
     if args.ready_file:
         args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+    if local and local.late:
+        local.late.start()
     _wait_for_interrupt()
+    # A second Ctrl-C must not cut the clean-up short and leave processes behind.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     SAY("stopping…")
     return 0
@@ -305,6 +311,7 @@ class LocalCluster:
     nodes: NodePool
     dns_port: int  # CoreDNS for cluster.local, on 127.0.0.1
     node: RealNode | None = None  # --node: the real node the chart is rehearsed on
+    late: LateSchedulers | None = None  # the schedulers still being built, started after
 
     def described(self) -> Iterator[str]:
         """Its schedulers and nodes, a line each."""
@@ -317,6 +324,14 @@ class LocalCluster:
         for backend, name in self.cp.schedulers.items():
             local = LOCAL_SCHEDULERS[backend]
             yield f"  {local.title}, as {name}" + (f"; {local.note}" if local.note else "")
+        for backend in self.building():
+            yield (
+                f"  {LOCAL_SCHEDULERS[backend].title}: being built (first run only), started "
+                "as soon as it is; its PodCliqueSets wait for it"
+            )
+
+    def building(self) -> list[str]:
+        return self.late.pending() if self.late else []
 
 
 def _local_cluster(
@@ -336,6 +351,11 @@ def _local_cluster(
         for local in LOCAL_SCHEDULERS.values()
         if (name := _scheduler_name(given, local.backend, local.scheduler_name))
     }
+    # A first run starts without the schedulers not built yet: they are built while the
+    # cluster runs, each started once built (``latecomers``); their CRDs are installed now.
+    built = {b: n for b, n in schedulers.items() if LOCAL_SCHEDULERS[b].module.built()}
+    waiting = {b: n for b, n in schedulers.items() if b not in built}
+    crds = crd_files(schedulers=bool(waiting))
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
     node = None
@@ -343,16 +363,16 @@ def _local_cluster(
         if cannot := rehearsal.why_not():
             raise RuntimeError(cannot)
         say("building or reusing the real node's binaries, packages and images…")
-        node = RealNode.start(crds=crd_files(), schedulers=schedulers)
+        node = RealNode.start(crds=crds, schedulers=built)
         stack.callback(node.stop)
         cp = node.control_plane
     else:
         cp = ControlPlane.start(
             binaries,
             workdir=state / "cluster" if keep else None,
-            crds=crd_files(),
+            crds=crds,
             scheduling=True,
-            schedulers=schedulers,
+            schedulers=built,
         )
         stack.callback(cp.stop)
     if nodes.count:
@@ -360,7 +380,9 @@ def _local_cluster(
     # Pods' names (<podclique>-<i>.<pcs>-<r>.<ns>.svc.cluster.local) answered as a
     # cluster's DNS answers them.
     dns_port = cp.start_dns()
-    return LocalCluster(binaries, cp, nodes, dns_port, node)
+    late = LateSchedulers(cp, waiting, say)
+    stack.callback(late.stop)  # before the control plane stops
+    return LocalCluster(binaries, cp, nodes, dns_port, node, late)
 
 
 def _scheduler_name(given: SchedulerConfig | None, backend: str, default: str) -> str | None:
@@ -456,7 +478,10 @@ class Running:
         if self.local:
             found.insert(0, self.local.binaries.kubectl.parent)
         yield f"  export PATH={':'.join(shlex.quote(str(p)) for p in found)}:$PATH"
-        yield "  gangway demo   # sample PodCliqueSets, one per backend, with progress"
+        building = self.local.building() if self.local else []
+        yield "  gangway demo   # sample PodCliqueSets, one per backend, with progress" + (
+            " (once up says every scheduler runs)" if building else ""
+        )
         yield "  gangway trace gangway-demo/demo-serving   # its timeline and trace id"
         yield "  kubectl get nodes -L gangway.dev/rack"
         if self.local:

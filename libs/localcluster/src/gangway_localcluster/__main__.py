@@ -24,6 +24,7 @@ from gangway_localcluster import (
     prometheus,
     volcano,
 )
+from gangway_localcluster.controlplane import LOCAL_SCHEDULERS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +42,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also the real node's kubelet, kube-proxy and images (tests/node; needs root)",
     )
+    parser.add_argument(
+        "--scheduler",
+        choices=sorted(LOCAL_SCHEDULERS),
+        help="build only this backend's local scheduler (gangway up builds the missing ones "
+        "so, one by one, while the cluster already runs)",
+    )
     args = parser.parse_args(argv)
+    if args.scheduler:
+        print(f"{args.scheduler}: {LOCAL_SCHEDULERS[args.scheduler].build()}")
+        return 0
     if args.write_module:
         build.write_module(build.KUBERNETES_VERSION, build.TOOLS_MODULE)
         kai.write_module()
@@ -76,4 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C, or gangway up stopping a build: half files removed
+        sys.exit(130)

@@ -415,6 +415,10 @@ class WrappedModule:
             pins=pins,
         )
 
+    def built(self) -> bool:
+        """Every binary is in the cache already: :meth:`build` takes no time."""
+        return all((self.target / name).is_file() for name in self.packages.values())
+
     def build(self, log: bool = False) -> Path:
         """Every binary, built once; the folder that holds them."""
         with locked(self.target.parent / f".{self.name}-v{self.version}.lock"):

@@ -39,7 +39,7 @@ from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster import koordinator as koord
 from gangway_localcluster import volcano as vc
-from gangway_localcluster.build import Binaries, SecondScheduler, ensure_binaries
+from gangway_localcluster.build import Binaries, SecondScheduler, WrappedModule, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
 from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool, is_ready
 
@@ -705,16 +705,27 @@ class LocalScheduler:
     backend: str
     scheduler_name: str  # the schedulerName it serves unless the profile names another
     title: str  # what `gangway up` calls what runs
+    module: WrappedModule  # what it is built from (``built()``: in the cache already)
     build: Callable[[], Any]  # builds (once, cached) what it runs: a handle for crds and start
     crds: Callable[[Any], tuple[Path, ...]]  # its CRDs, from the same module download
     start: Callable[[ControlPlane, str, Any], None]  # its processes, serving a schedulerName
     note: str = ""  # what else `gangway up` says of it (a queue it made for the demo)
+
+    def start_on(self, cp: ControlPlane, name: str) -> None:
+        """Built (once), its CRDs installed, started on a running control plane."""
+        handle = self.build()
+        crds = self.crds(handle)
+        cp.install_crds(crds)
+        cp.crds = tuple(dict.fromkeys((*cp.crds, *crds)))
+        self.start(cp, name, handle)
+        cp.schedulers[self.backend] = name
 
 
 def _second(second: SecondScheduler) -> dict[str, Any]:
     """What a kube-scheduler build of another project needs: its binary, its CRDs, its
     profile under the given name."""
     return {
+        "module": second.module,
         "build": partial(second.build, log=True),
         "crds": lambda binary: tuple(second.module.crds()),
         "start": lambda cp, name, binary: cp._start_second_scheduler(second, name, binary),
@@ -728,6 +739,7 @@ LOCAL_SCHEDULERS: Final[dict[str, LocalScheduler]] = {
             backend="kai-scheduler",
             scheduler_name=kai_scheduler.SCHEDULER_NAME,
             title=f"kai-scheduler and kai-binder (KAI v{kai_scheduler.KAI_VERSION})",
+            module=kai_scheduler.KAI,
             build=partial(kai_scheduler.ensure_kai, log=True),
             crds=lambda kai: tuple(kai.crds),
             start=lambda cp, name, kai: cp._start_kai(kai),
@@ -755,6 +767,7 @@ LOCAL_SCHEDULERS: Final[dict[str, LocalScheduler]] = {
             backend="volcano",
             scheduler_name=vc.SCHEDULER_NAME,
             title=f"Volcano v{vc.VOLCANO_VERSION}'s vc-scheduler",
+            module=vc.VOLCANO,
             build=lambda: vc.VOLCANO.build(log=True) / vc.BINARY,
             crds=lambda binary: tuple(vc.VOLCANO.crds()),
             start=lambda cp, name, binary: cp._start_volcano(name, binary),
