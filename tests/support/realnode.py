@@ -140,16 +140,8 @@ def all_ready(cluster: ControlPlane, namespace: str) -> list[dict[str, Any]] | N
 def install(node: RealNode, workdir: Path) -> Release:
     """``helm install`` the checkout's chart with the small profile and the images built
     from the checkout; returns once every pod is Ready and both Jobs are done."""
-    repository, tag = node.images.gangway.rsplit(":", 1)
     values = workdir / "values.yaml"
-    values.write_text(
-        yaml.safe_dump(
-            {
-                "image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
-                "nats": {"image": node.images.nats},
-            }
-        )
-    )
+    values.write_text(yaml.safe_dump(node.chart_values()))
     release = Release(node, values)
     node.host_volumes("gangway-test-nats", NATS_REPLICAS)  # the NATS servers' claims
     release.helm(

@@ -45,18 +45,9 @@ def prepare(node: RealNode, state: Path) -> Path:
     no provisioner), and the values that point the chart at the images loaded on the node
     and keep Gangway's pods on it (kwok's nodes run nothing). Returns the values file."""
     node.host_volumes("gangway-nats", NATS_SERVERS)
-    repository, tag = node.images.gangway.rsplit(":", 1)
     values = state / "chart-values.yaml"
-    values.write_text(
-        yaml.safe_dump(
-            {
-                "image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
-                "nats": {"image": node.images.nats},
-                "nodeSelector": {"kubernetes.io/hostname": NODE_NAME},
-            },
-            sort_keys=False,
-        )
-    )
+    on_the_node = {"nodeSelector": {"kubernetes.io/hostname": NODE_NAME}}
+    values.write_text(yaml.safe_dump({**node.chart_values(), **on_the_node}, sort_keys=False))
     return values
 
 

@@ -194,6 +194,14 @@ class RealNode(processes.Supervised):
         )
         archive.unlink()
 
+    def chart_values(self) -> dict[str, Any]:
+        """Gangway's chart values that run it from the images loaded here (never pulled)."""
+        repository, tag = self.images.gangway.rsplit(":", 1)
+        return {
+            "image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
+            "nats": {"image": self.images.nats},
+        }
+
     def host_volumes(self, prefix: str, count: int, size: str = "1Gi") -> None:
         """``count`` PersistentVolumes ``<prefix>-<i>`` on folders of the node's: it has no
         provisioner, so a claim that asks no class binds to one of these."""
