@@ -149,6 +149,32 @@ class State:
         """:meth:`lifted`, and every pod bound by the scheduler."""
         return self.lifted(gangs) and all(p["spec"].get("nodeName") for p in self.pods.values())
 
+    def missing(self) -> str:
+        """What keeps it from converging: the counts, then the gangs not synced or not
+        initialized (with the condition's reason), the pods still gated or not bound."""
+
+        def said(gang: dict[str, Any], type_: str) -> str | None:
+            found = condition(gang, type_)
+            ok = found.get("status") == "True"
+            return None if ok else f"{type_}={found.get('status')} {found.get('reason', '')}"
+
+        gangs = {
+            name: [w for t in (labels.BACKEND_SYNCED, labels.INITIALIZED) if (w := said(g, t))]
+            for name, g in sorted(self.podgangs.items())
+        }
+        lines = [
+            f"{len(self.podgangs)} PodGangs, {len(self.workloads)} Workloads, "
+            f"{len(self.pods)} pods",
+            *(f"  {name}: {'; '.join(why)}" for name, why in gangs.items() if why),
+        ]
+        held = sorted(name for name, pod in self.pods.items() if gated(pod))
+        unbound = sorted(name for name, pod in self.pods.items() if not pod["spec"].get("nodeName"))
+        if held:
+            lines.append(f"  gated: {', '.join(held)}")
+        if unbound:
+            lines.append(f"  not bound: {', '.join(unbound)}")
+        return "\n".join(lines)
+
     def empty(self) -> bool:
         return not (self.podgangs or self.pods or self.workloads)
 

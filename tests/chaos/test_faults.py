@@ -52,10 +52,7 @@ async def _converges_and_cleans_up(
 ) -> None:
     outcome = await workload_through(system, api, namespace, fault, GANGS)
     found = outcome.converged
-    assert found.converged(GANGS), (
-        f"{len(found.podgangs)} PodGangs, {len(found.workloads)} Workloads, "
-        f"{len(found.pods)} pods after the fault"
-    )
+    assert found.converged(GANGS), f"after the fault: {found.missing()}"
     assert found.owners_unique()
     assert outcome.journal_gaps == []
     # A reconcile logs its line when it ends: the one streaming the last gangs may still be
