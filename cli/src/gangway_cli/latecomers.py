@@ -18,8 +18,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Final
 
 from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, ControlPlane
+
+NICEST: Final = ("nice", "-n", "19")  # a build waits for the cluster, never the other way
 
 
 class LateSchedulers:
@@ -84,7 +87,7 @@ class LateSchedulers:
         """One scheduler built by a child process (its progress lines are printed as they
         come); whether it was."""
         child = subprocess.Popen(
-            [sys.executable, "-m", "gangway_localcluster", "--scheduler", backend],
+            [*NICEST, sys.executable, "-m", "gangway_localcluster", "--scheduler", backend],
             stdout=subprocess.DEVNULL,  # the binary's path; its progress goes to stderr
             stderr=None,
             start_new_session=True,  # its own process group: killed whole, go build too
