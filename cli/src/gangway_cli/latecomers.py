@@ -64,6 +64,14 @@ class LateSchedulers:
             self._thread.join()
 
     def _run(self) -> None:
+        try:
+            self._build_and_start()
+        finally:
+            # The schedulers started here die with the thread that started them (their
+            # parent-death signal follows the forking thread): it lives as long as they do.
+            self._stopping.wait()
+
+    def _build_and_start(self) -> None:
         for backend, name in list(self.waiting.items()):
             if self._stopping.is_set():
                 return

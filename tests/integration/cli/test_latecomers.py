@@ -27,5 +27,9 @@ def test_a_scheduler_built_late_is_started_on_the_running_cluster() -> None:
             assert any(p.name == "scheduling.volcano.sh_queues.yaml" for p in cp.crds), cp.crds
             assert said[-2].startswith("Volcano v1.10.0's vc-scheduler built in ")
             assert said[-1] == "every scheduler runs: gangway demo places all six samples"
+            # Still running once the builds are over: a child dies with the thread that
+            # started it, and that thread must not end before the cluster does.
+            time.sleep(2)
+            assert cp.child("vc-scheduler").popen.poll() is None
         finally:
             late.stop()
