@@ -34,10 +34,11 @@ UNPLACED_FOR = 8.0
 
 
 async def trace_of(up: Up, workload: str) -> str:
-    """What ``gangway trace <namespace>/<name>`` prints about the workload."""
+    """What ``gangway trace --all <namespace>/<name>`` prints about the workload: every
+    entry, however many (past 60 it would summarise them per step)."""
     done = await asyncio.to_thread(
         subprocess.run,
-        [str(Path(sys.executable).parent / "gangway"), "trace", workload],
+        [str(Path(sys.executable).parent / "gangway"), "trace", "--all", workload],
         env={**os.environ, **up.env},
         capture_output=True,
         text=True,
