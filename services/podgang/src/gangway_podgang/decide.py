@@ -23,7 +23,7 @@ The order GREP-375 wants falls out of the rules:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -157,6 +157,14 @@ RUNNING: Final = "Running"
 SCHEDULED: Final = "PodGangScheduled"  # Grove's reason for Scheduled=True
 PODS_PENDING: Final = "PodsPending"
 MAX_VERDICTS: Final = 3  # distinct scheduler messages a Scheduled condition carries
+# A gang's reasons while the scheduler has not tried it: any other is the scheduler's verdict.
+NOT_TRIED: Final = frozenset({SCHEDULING_GATED, PODS_PENDING})
+
+
+def most_given(reasons: Iterable[str]) -> str:
+    """The reason given most often; a tie goes to the first by name."""
+    given = Counter(reasons)
+    return max(sorted(given), key=given.__getitem__)
 
 
 @dataclass(frozen=True)
@@ -178,7 +186,7 @@ class Placement:
     @property
     def by_scheduler(self) -> bool:
         """The scheduler has acted on the gang: bound a pod, or said why not."""
-        return self.bound > 0 or self.reason not in (SCHEDULING_GATED, PODS_PENDING)
+        return self.bound > 0 or self.reason not in NOT_TRIED
 
     def to_write(self, podgang: PodGang) -> bool:
         """Written once the scheduler acted (before that, the PodGang's Pending and its
@@ -227,8 +235,7 @@ def placement_of(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> Placement:
     elif verdicts:
         # The scheduler's own words, each once: one pod may say why it fits nowhere
         # ("Insufficient example.com/fpga"), another only that the gang has no quorum.
-        given = Counter(r for r, _ in verdicts)
-        reason = max(sorted(given), key=given.__getitem__)  # most pods' reason; ties by name
+        reason = most_given(r for r, _ in verdicts)  # most pods' reason
         message = "; ".join(sorted({m for _, m in verdicts})[:MAX_VERDICTS])
     else:
         reason, message = PODS_PENDING, "the scheduler has not placed the gang yet"

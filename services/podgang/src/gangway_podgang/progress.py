@@ -22,7 +22,6 @@ Conditions (each observed at the PodCliqueSet's generation):
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -41,9 +40,11 @@ from gangway_contracts.k8s import Condition
 from gangway_contracts.pods import SCHEDULING_GATED
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import (
+    NOT_TRIED,
     PODS_PENDING,
     condition_true_now,
     initialized_status,
+    most_given,
     placement_of,
     scheduled,
 )
@@ -56,8 +57,6 @@ from gangway_runtime.status import StatusChange
 PODGANGS_READY = "PodGangsReady"
 PODGANGS_SCHEDULED = "PodGangsScheduled"
 ALL_SCHEDULED: Final = "Scheduled"
-# The reasons of a gang the scheduler has not tried yet: anything else is its verdict.
-NOT_TRIED: Final = frozenset({SCHEDULING_GATED, PODS_PENDING})
 VERDICTS_NAMED: Final = 3  # gangs a PodGangsScheduled message names with their verdict
 BACKEND_AVAILABLE = "BackendAvailable"
 BACKEND_RESOLVED = "BackendResolved"
@@ -171,8 +170,7 @@ def gangs_scheduled(
     refused = {name: p for name, p in waiting.items() if p.reason not in NOT_TRIED}
     head = f"{len(waiting)} of {total} PodGangs not scheduled"
     if refused:
-        given = Counter(p.reason for p in refused.values())
-        reason = max(sorted(given), key=given.__getitem__)  # most gangs' reason; ties by name
+        reason = most_given(p.reason for p in refused.values())  # most gangs' reason
         named = sorted(refused, key=natural)[:VERDICTS_NAMED]
         words = "; ".join(f"{name}: {refused[name].message}" for name in named)
         more = f" (and {len(refused) - len(named)} more)" if len(refused) > len(named) else ""
