@@ -355,7 +355,7 @@ def _local_cluster(
     # cluster runs, each started once built (``latecomers``); their CRDs are installed now.
     built = {b: n for b, n in schedulers.items() if LOCAL_SCHEDULERS[b].module.built()}
     waiting = {b: n for b, n in schedulers.items() if b not in built}
-    crds = crd_files(schedulers=bool(waiting))
+    crds = [*crd_files(), *(crd for b in waiting for crd in LOCAL_SCHEDULERS[b].module.crds())]
     say("building or reusing the control-plane binaries…")
     binaries = ensure_binaries(log=True)
     node = None
