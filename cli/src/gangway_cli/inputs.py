@@ -3,6 +3,7 @@ PodCliqueSets, PodGangs and ClusterTopologyBindings."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -30,13 +31,23 @@ def read_config(path: Path | None) -> SchedulerConfig:
     return load_operator_config(path.read_text()) if path else parse_scheduler_config(None)
 
 
+def scheduler_section(others: Iterable[str], *, gang_scheduling: bool) -> dict[str, Any]:
+    """A scheduler section: default-scheduler as the default (gang scheduling through the
+    Workload API, or not), then ``others`` with their defaults."""
+    default = {
+        "name": DEFAULT_SCHEDULER,
+        "default": True,
+        "config": {"gangScheduling": gang_scheduling},
+    }
+    return {"profiles": [default, *({"name": name} for name in sorted(others))]}
+
+
 def every_builtin_backend() -> dict[str, Any]:
     """The scheduler section the offline commands take when given none: they have no cluster
     to ask what runs, so every built-in backend with its defaults, and the default scheduler
     gang scheduling through the Workload API (served from Kubernetes 1.35)."""
-    others = [{"name": name} for name in sorted(builtin_backends()) if name != DEFAULT_SCHEDULER]
-    default = {"name": DEFAULT_SCHEDULER, "default": True, "config": {"gangScheduling": True}}
-    return {"profiles": [*others, default]}
+    others = [name for name in builtin_backends() if name != DEFAULT_SCHEDULER]
+    return scheduler_section(others, gang_scheduling=True)
 
 
 def read_offline_config(path: Path | None) -> SchedulerConfig:

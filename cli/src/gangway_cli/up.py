@@ -35,6 +35,7 @@ import yaml
 
 from gangway_admission.webhook import PATH
 from gangway_cli import cluster, rehearsal
+from gangway_cli.inputs import scheduler_section
 from gangway_cli.latecomers import LateSchedulers
 from gangway_cli.localbus import LocalBus
 from gangway_cli.services import LocalServices, services_for
@@ -581,11 +582,7 @@ def default_config(found: cluster.Found) -> dict[str, Any]:
     needs the Workload API; another backend is enabled where its scheduler's resources are
     served (its backend cannot start without them)."""
     gang = found.workload_api is not None
-    profiles: list[dict[str, object]] = [
-        {"name": DEFAULT_SCHEDULER, "default": True, "config": {"gangScheduling": gang}}
-    ]
-    profiles += [{"name": name} for name in sorted(found.served)]
-    return {"scheduler": {"profiles": profiles}}
+    return {"scheduler": scheduler_section(found.served, gang_scheduling=gang)}
 
 
 def _config_file(given: Path | None, found: cluster.Found, workdir: Path) -> Path:
