@@ -13,7 +13,9 @@ import nats
 from nats.aio.client import Client as NatsClient
 
 from gangway_contracts import events as ev
+from gangway_contracts.codec import to_json
 from gangway_contracts.k8s import NamespacedName
+from gangway_contracts.permissions import PODGANG
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.nats import NatsServer
 from gangway_runtime import journal
@@ -29,11 +31,13 @@ async def _append(nc: NatsClient, subjects: Subjects, name: str, gangs: int) -> 
     start = datetime.datetime.now(datetime.UTC)
     workload = NamespacedName(namespace="ml", name=name)
     common: dict[str, Any] = {"workload": workload, "service": "gangway-podgang", "trace_id": TRACE}
-    await journal.append(js, subjects, ev.PodCliqueSetObserved(**common, at=start, generation=1))
+    await journal.append(
+        js, subjects, ev.PodCliqueSetObserved(**common, at=start, generation=1), PODGANG
+    )
     for i in range(gangs):
         lifted = start + datetime.timedelta(seconds=1 + i)
         event = ev.GatesLifted(**common, at=lifted, podgang=f"{name}-{i}", pods=["a"])
-        await journal.append(js, subjects, event)
+        await journal.append(js, subjects, event, PODGANG)
 
 
 async def test_reads_one_workloads_journal_in_order(nc: NatsClient, subjects: Subjects) -> None:
@@ -46,6 +50,32 @@ async def test_reads_one_workloads_journal_in_order(nc: NatsClient, subjects: Su
         f"demo-{i}" for i in range(600)
     ]
     assert await journal.read(nc.jetstream(), subjects, "ml", "missing") == []
+
+
+async def test_each_entry_names_the_writer_its_subject_names(
+    nc: NatsClient, subjects: Subjects
+) -> None:
+    """NATS lets a user publish only under its own name: the subject says who wrote an
+    entry, whatever its body claims; an entry from before subjects named writers keeps its
+    body's word."""
+    js = nc.jetstream()
+    await ensure_streams(js, subjects, StreamSettings(storage="memory"))
+    workload = NamespacedName(namespace="ml", name="demo")
+    at = datetime.datetime.now(datetime.UTC)
+    claims = ev.BackendSynced(
+        workload=workload, at=at, service="gangway-backend-kai", podgang="demo-0", backend="kai"
+    )
+    await journal.append(js, subjects, claims, "backend-volcano")
+    older = subjects.journal("ml", "demo", "GatesLifted", "demo-0", writer="x").rsplit(".", 1)[0]
+    lifted = ev.GatesLifted(
+        workload=workload, at=at, service="gangway-podgang", podgang="demo-0", pods=[]
+    )
+    await js.publish(older, to_json(lifted))
+    read = await journal.read(js, subjects, "ml", "demo")
+    assert [(type(e).__name__, e.service) for e in read] == [
+        ("BackendSynced", f"{subjects.prefix}-backend-volcano"),
+        ("GatesLifted", "gangway-podgang"),
+    ]
 
 
 async def test_the_command_prints_the_timeline_and_trace_id(

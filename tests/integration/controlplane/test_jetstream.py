@@ -16,7 +16,7 @@ async def test_publish_and_consume_with_ack(nc: NatsClient, subjects: Subjects) 
         StreamConfig(name=subjects.journal_stream, subjects=[f"{subjects.journal_root}.>"])
     )
     for i in range(3):
-        await js.publish(subjects.journal("ns", "pcs", f"E{i}"), f"{i}".encode())
+        await js.publish(subjects.journal("ns", "pcs", f"E{i}", writer="podgang"), f"{i}".encode())
     sub = await js.pull_subscribe(subjects.journal_filter("ns", "pcs"), durable="reader")
     messages = await sub.fetch(3, timeout=5)
     assert [m.data for m in messages] == [b"0", b"1", b"2"]

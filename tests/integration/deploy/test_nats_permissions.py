@@ -141,7 +141,7 @@ async def test_every_service_works_under_its_own_user(
         reply = await ask(NAME, ValidateRequest(operation="CREATE", podcliqueset=pcs))
         assert reply.allowed
         await admission.jetstream().publish(
-            subjects.journal(namespace, "trainer", "AdmissionRejected"), b"{}"
+            subjects.journal(namespace, "trainer", "AdmissionRejected", writer=ADMISSION), b"{}"
         )
     assert {user: found for user, found in users.refused.items() if found} == {}
 
@@ -168,12 +168,12 @@ async def refused(users: Users, user: str, act: str, subject: str) -> list[str]:
         (ADMISSION, "publish", "{p}.objects.podcliqueset.-.ns.x"),
         (ADMISSION, "subscribe", "{p}.backend.*.validate"),
         (WATCHER, "publish", "{p}.backend.stub-scheduler.validate"),
-        (WATCHER, "publish", "{p}.journal.ns.pcs.PodGangCreated.-"),
+        (WATCHER, "publish", "{p}.journal.ns.pcs.PodGangCreated.-.podgang"),
         (PODGANG, "publish", "{p}.objects.pod.-.ns.x"),
         (PODGANG, "publish", "{p}.deadletter.{p}-admission"),
         (SETUP, "publish", "{p}.objects.podcliqueset.-.ns.x"),
         (VIEWER, "publish", "{p}.objects.podcliqueset.-.ns.x"),
-        (VIEWER, "publish", "{p}.journal.ns.pcs.GatesLifted.x"),
+        (VIEWER, "publish", "{p}.journal.ns.pcs.GatesLifted.x.podgang"),
     ],
 )
 async def test_what_a_service_must_not_do_is_refused(
@@ -213,14 +213,18 @@ async def expect_refused(users: Users, user: str, act: str, subject: str) -> Non
         (BACKEND, "$JS.API.STREAM.DELETE.{S}"),
         (BACKEND, "$JS.API.STREAM.CREATE.KV_{own}-leases"),
         (BACKEND, "$KV.{other}-leases.x"),
-        (BACKEND, "{p}.journal.ns.pcs.PodGangCreated.x"),
+        (BACKEND, "{p}.journal.ns.pcs.PodGangCreated.x.{me}"),
+        # Another backend's history, under its name or none (the subjects before writers).
+        (BACKEND, "{p}.journal.ns.pcs.BackendSynced.x.{them}"),
+        (BACKEND, "{p}.journal.ns.pcs.BackendSynced.x"),
         (BACKEND, "{p}.deadletter.{other}"),
         # Admission shrinking the objects stream, purging it, forging others' journal.
         (ADMISSION, "$JS.API.STREAM.UPDATE.{S}"),
         (ADMISSION, "$JS.API.STREAM.PURGE.{S}"),
         (ADMISSION, "$JS.API.STREAM.MSG.DELETE.{J}"),
-        (ADMISSION, "{p}.journal.ns.pcs.PodGangCreated.x"),
-        (ADMISSION, "{p}.journal.ns.pcs.BackendSynced.x"),
+        (ADMISSION, "{p}.journal.ns.pcs.PodGangCreated.x.admission"),
+        (ADMISSION, "{p}.journal.ns.pcs.AdmissionRejected.x.podgang"),
+        (ADMISSION, "{p}.journal.ns.pcs.BackendSynced.x.{me}"),
         (ADMISSION, "$JS.API.CONSUMER.CREATE.{S}.mine.{p}.objects.>"),
         # podgang taking over or reading a backend's consumer, deleting its own, streams.
         (PODGANG, "$JS.API.CONSUMER.CREATE.{S}.{own}"),
@@ -228,7 +232,8 @@ async def expect_refused(users: Users, user: str, act: str, subject: str) -> Non
         (PODGANG, "$JS.API.CONSUMER.DELETE.{S}.{podgang}"),
         (PODGANG, "$JS.API.CONSUMER.CREATE.{S}.{podgang}"),
         (PODGANG, "$JS.API.STREAM.CREATE.{S}"),
-        (PODGANG, "{p}.journal.ns.pcs.BackendSynced.x"),
+        (PODGANG, "{p}.journal.ns.pcs.BackendSynced.x.{me}"),
+        (PODGANG, "{p}.journal.ns.pcs.BackendSynced.x.podgang"),
         # The watcher (it writes objects) reading a service's consumer, dropping streams.
         (WATCHER, "$JS.API.CONSUMER.MSG.NEXT.{S}.{podgang}"),
         (WATCHER, "$JS.API.STREAM.DELETE.{S}"),
@@ -254,6 +259,8 @@ async def test_no_service_reaches_into_another_through_jetstream(
         "podgang": subjects.service_name(PODGANG),
         "own": subjects.backend_service_name(NAME),
         "other": subjects.backend_service_name(OTHER),
+        "me": BACKEND,
+        "them": backend_user(OTHER),
     }
     await expect_refused(users, user, "publish", subject.format(**names))
 

@@ -14,6 +14,7 @@ from nats.js import JetStreamContext
 
 from gangway_contracts import events as ev
 from gangway_contracts.k8s import NamespacedName
+from gangway_contracts.permissions import PODGANG
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.nats import NatsServer
 from gangway_runtime import bus, journal, tasks
@@ -43,7 +44,7 @@ async def writer_on_own_server(
         nc = await bus.connect(settings, "journal-under-test")
         js = nc.jetstream()
         await ensure_streams(js, subjects, settings.streams)
-        writer = JournalWriter(js, subjects)
+        writer = JournalWriter(js, subjects, PODGANG)
         running = asyncio.create_task(writer.run())
         try:
             yield server, js, writer
@@ -72,7 +73,7 @@ async def test_entries_put_while_nats_is_away_are_stored_in_order_once_it_is_bac
 
 
 async def test_a_full_buffer_drops_its_oldest_entry_and_counts_it(subjects: Subjects) -> None:
-    writer = JournalWriter(None, subjects, capacity=2)  # type: ignore[arg-type]  # never run
+    writer = JournalWriter(None, subjects, PODGANG, capacity=2)  # type: ignore[arg-type]  # never run
     before = JOURNAL_DROPPED._value.get()
     for generation in range(1, 4):
         writer.put(observed(generation))
@@ -81,7 +82,7 @@ async def test_a_full_buffer_drops_its_oldest_entry_and_counts_it(subjects: Subj
 
 
 def test_a_dropped_entry_is_missing_again_so_ensure_may_make_it_up(subjects: Subjects) -> None:
-    writer = JournalWriter(None, subjects, capacity=1)  # type: ignore[arg-type]  # never run
+    writer = JournalWriter(None, subjects, PODGANG, capacity=1)  # type: ignore[arg-type]  # never run
     workload = NamespacedName(namespace="ml", name="trainer")
     writer.put(created("gang-a", datetime(2026, 11, 24, tzinfo=UTC)))
     assert not writer.missing(ev.PodGangCreated, workload, "gang-a")
@@ -96,7 +97,7 @@ async def test_a_burst_of_entries_is_stored_whole_and_once(
     """More entries than are published at once, several on one subject: each stored once."""
     js = nc.jetstream()
     await ensure_streams(js, subjects, StreamSettings())
-    writer = JournalWriter(js, subjects)
+    writer = JournalWriter(js, subjects, PODGANG)
     at = datetime(2026, 11, 24, 12, tzinfo=UTC)
     for n in range(1000):
         writer.put(created(f"gang-{n % 400}", at), once=f"gang-{n}")
@@ -142,12 +143,12 @@ async def test_a_step_done_but_not_journaled_is_made_up_for_once(
     before it) is left alone, and the store is asked once per subject per process."""
     js = nc.jetstream()
     await ensure_streams(js, subjects, StreamSettings())
-    earlier = JournalWriter(js, subjects)  # a process that journaled gang-a, then died
+    earlier = JournalWriter(js, subjects, PODGANG)  # a process that journaled gang-a, then died
     earlier.put(created("gang-a", datetime(2026, 11, 24, 12, 0, 5, tzinfo=UTC)))
     earlier.put(created("gang-c", datetime(2026, 11, 24, 11, 0, tzinfo=UTC)))  # a namesake's
     await run_until_stored(earlier)
 
-    writer = JournalWriter(js, subjects)
+    writer = JournalWriter(js, subjects, PODGANG)
     since = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
     now = datetime(2026, 11, 24, 12, 1, tzinfo=UTC)
     for _ in range(2):

@@ -27,6 +27,7 @@ from gangway_contracts.codec import MALFORMED
 from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
 from gangway_contracts.grove import PodGang, podcliqueset_of
 from gangway_contracts.k8s import Condition, NamespacedName
+from gangway_contracts.permissions import backend_user
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime import tracing
@@ -119,7 +120,7 @@ class PodGangHandler:
         self.backend = backend
         self.ctx = ctx
         # BackendSynced entries: buffered, stored in order, retried through a failover.
-        self.journal = JournalWriter(ctx.js, ctx.subjects)
+        self.journal = JournalWriter(ctx.js, ctx.subjects, backend_user(backend.name))
         # The BackendSynced this backend last wrote to each PodGang, until the store shows it.
         self.said: OwnWrites[ObjectKey, Condition] = OwnWrites()
 

@@ -39,8 +39,9 @@ VIEWER: Final = "viewer"
 _SERVICE_DISCOVERY: Final = "$SRV.>"
 _API: Final = "$JS.API"
 
-# Which journal entries each writer may publish (and look up): a service cannot forge
-# another's decisions.
+# Which journal entries each writer may publish (and look up), each under its own user's
+# name (the subject's last token): a service cannot forge another's decisions, nor one
+# backend another's.
 JOURNAL_WRITERS: Final[dict[str, tuple[type[JournalEvent], ...]]] = {
     PODGANG: (
         events.PodCliqueSetObserved,
@@ -140,10 +141,13 @@ def denied_durable(subjects: Subjects, durable: str, own: bool = False) -> list[
     return changes if own else changes + reads
 
 
-def _journal(subjects: Subjects, writer: str) -> tuple[list[str], list[str]]:
-    """The journal subjects ``writer`` publishes to, and the direct gets of them (whether
-    a step is journaled already)."""
-    entries = [subjects.journal("*", "*", kind.__name__, "*") for kind in JOURNAL_WRITERS[writer]]
+def _journal(subjects: Subjects, writer: str, user: str) -> tuple[list[str], list[str]]:
+    """The journal subjects ``user`` publishes to (the entries of ``writer``, under its own
+    name), and the direct gets of them (whether a step is journaled already)."""
+    entries = [
+        subjects.journal("*", "*", kind.__name__, "*", writer=user)
+        for kind in JOURNAL_WRITERS[writer]
+    ]
     return entries, _direct_gets(subjects.journal_stream, entries)
 
 
@@ -177,8 +181,8 @@ def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str
         found = [podgang, *(backends[name] for name in sorted(backends))]
         return [p for d in found for p in denied_durable(subjects, d.name, own=d == own)]
 
-    podgang_journal, podgang_lookups = _journal(subjects, PODGANG)
-    admission_journal, _ = _journal(subjects, ADMISSION)
+    podgang_journal, podgang_lookups = _journal(subjects, PODGANG, PODGANG)
+    admission_journal, _ = _journal(subjects, ADMISSION, ADMISSION)
     users = {
         WATCHER: _user(
             subjects,
@@ -233,9 +237,9 @@ def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str
             deny=deny(),
         ),
     }
-    backend_journal, backend_lookups = _journal(subjects, "backend")
     for name, durable in backends.items():
         user = backend_user(name)
+        backend_journal, backend_lookups = _journal(subjects, "backend", user)
         own_objects = subjects.objects_filter("*", name)
         users[user] = _user(
             subjects,

@@ -8,7 +8,9 @@ installations, and each test its own. With the default prefix, the subjects are
   object, kept compacted (one message per subject) in the OBJECTS stream. ``<owner>`` is the
   backend that owns a PodGang or a backend resource, so a backend's consumer filters on
   ``gangway.objects.*.<backend>.>``; ``-`` for objects no backend owns.
-- ``gangway.journal.<namespace>.<podcliqueset>.<event>``: what each service decided.
+- ``gangway.journal.<namespace>.<podcliqueset>.<event>.<podgang>.<writer>``: what each
+  service decided. ``<writer>`` is the NATS user that wrote it (``podgang``,
+  ``backend-kai``…), each allowed only its own, so no service can write another's history.
 - ``gangway.deadletter.<service>``: messages a service gave up on, with the error.
 - ``gangway.backend.<backend>.<operation>``: request/reply served by a backend.
 """
@@ -133,11 +135,19 @@ class Subjects:
         """Consumer filter for one kind (and owner); ``*`` matches any."""
         return f"{self.objects_root}.{_pattern(kind)}.{_pattern(owner)}.>"
 
-    def journal(self, namespace: str, podcliqueset: str, event: str, podgang: str = "") -> str:
-        """One workload's entries of one type, and of one PodGang when the event is about
-        one: the last entry of a PodGang's step is one direct get away."""
-        tokens = (_encode(namespace), _encode(podcliqueset), event, _encode(podgang))
+    def journal(
+        self, namespace: str, podcliqueset: str, event: str, podgang: str = "", *, writer: str
+    ) -> str:
+        """One workload's entries of one type by one writer, and of one PodGang when the
+        event is about one: the last entry of a PodGang's step is one direct get away."""
+        tokens = (_encode(namespace), _encode(podcliqueset), event, _encode(podgang), writer)
         return ".".join((self.journal_root, *tokens))
+
+    def journal_writer(self, subject: str) -> str:
+        """The writer token of a journal subject; "" for an entry written before subjects
+        carried one."""
+        tokens = subject[len(self.journal_root) + 1 :].split(".")
+        return tokens[4] if len(tokens) == 5 else ""
 
     def journal_filter(self, namespace: str = "*", podcliqueset: str = "*") -> str:
         return f"{self.journal_root}.{_pattern(namespace)}.{_pattern(podcliqueset)}.>"

@@ -17,7 +17,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge
 
-from gangway_contracts.codec import MALFORMED, from_json, to_json
+from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.events import AnyJournalEvent, JournalEvent
 from gangway_contracts.k8s import NamespacedName
 from gangway_contracts.subjects import MSG_ID_HEADER, Subjects
@@ -46,16 +46,13 @@ JOURNAL_DROPPED = Counter(
 )
 
 
-def subject_of(subjects: Subjects, event: JournalEvent) -> str:
-    """The journal subject of ``event``: its workload's, by event type and PodGang."""
-    return step_subject(subjects, type(event), event.workload, getattr(event, "podgang", ""))
-
-
-def step_subject(
-    subjects: Subjects, kind: type[JournalEvent], workload: NamespacedName, podgang: str
-) -> str:
-    """The journal subject of ``kind`` entries about ``workload`` (and one PodGang)."""
-    return subjects.journal(workload.namespace, workload.name, kind.__name__, podgang)
+def subject_of(subjects: Subjects, event: JournalEvent, writer: str) -> str:
+    """The journal subject of ``event`` written by ``writer`` (a NATS user): its workload's,
+    by event type and PodGang."""
+    workload, podgang = event.workload, getattr(event, "podgang", "")
+    return subjects.journal(
+        workload.namespace, workload.name, type(event).__name__, podgang, writer=writer
+    )
 
 
 # A step: its workload and PodGang (by hash), and its kind's bit.
@@ -102,9 +99,11 @@ class _Stored(msgspec.Struct):
     at: datetime
 
 
-async def append(js: JetStreamContext, subjects: Subjects, event: JournalEvent) -> None:
+async def append(
+    js: JetStreamContext, subjects: Subjects, event: JournalEvent, writer: str
+) -> None:
     """Publish and wait for the stream's ack; raises when the bus is down."""
-    await js.publish(subject_of(subjects, event), to_json(event))
+    await js.publish(subject_of(subjects, event, writer), to_json(event))
 
 
 class JournalWriter:
@@ -118,10 +117,15 @@ class JournalWriter:
     up); so are entries still buffered when the service stops."""
 
     def __init__(
-        self, js: JetStreamContext, subjects: Subjects, capacity: int = DEFAULT_CAPACITY
+        self,
+        js: JetStreamContext,
+        subjects: Subjects,
+        writer: str,
+        capacity: int = DEFAULT_CAPACITY,
     ) -> None:
         self._js = js
         self._subjects = subjects
+        self._writer = writer  # the NATS user: the only one allowed its subjects
         self._capacity = capacity
         self._buffer: deque[_Entry] = deque()
         self._sending: list[_Entry] = []  # taken from the buffer, acks awaited
@@ -136,7 +140,7 @@ class JournalWriter:
         self._put(event, once)
 
     def _put(self, event: JournalEvent, once: str = "") -> str:
-        subject, step = subject_of(self._subjects, event), _step_of(event)
+        subject, step = subject_of(self._subjects, event, self._writer), _step_of(event)
         data = to_json(event)
         if len(self._buffer) >= self._capacity:
             dropped, _, dropped_id, forgotten = self._buffer.popleft()
@@ -176,7 +180,7 @@ class JournalWriter:
         this for every step the cluster shows done (when :meth:`missing`): an entry a crash
         lost between the write and the journal is made up for, level-triggered, and stamped
         when it was found. The store is asked once per subject per process."""
-        subject, step = subject_of(self._subjects, event), _step_of(event)
+        subject, step = subject_of(self._subjects, event, self._writer), _step_of(event)
         if step in self._journaled:
             return
         self._journaled.add(step)
@@ -262,7 +266,9 @@ async def read(
     js: JetStreamContext, subjects: Subjects, namespace: str, podcliqueset: str
 ) -> list[AnyJournalEvent]:
     """One workload's journal, oldest first, through a consumer of its own that is gone
-    when read (an entry that does not decode is skipped: a newer writer's event type)."""
+    when read (an entry that does not decode is skipped: a newer writer's event type).
+    Each entry's ``service`` is its writer as its subject names it: NATS lets each user
+    publish only under its own name, so what an entry's body claims cannot mislead."""
     subscription = await js.pull_subscribe(
         subjects.journal_filter(namespace, podcliqueset),
         stream=subjects.journal_stream,
@@ -279,9 +285,14 @@ async def read(
             for message in await subscription.fetch(min(pending, _READ_BATCH), timeout=5):
                 pending = message.metadata.num_pending
                 try:
-                    found.append(from_json(message.data, AnyJournalEvent))  # type: ignore[arg-type]
+                    event: AnyJournalEvent = msgspec.json.decode(message.data, type=AnyJournalEvent)
                 except msgspec.ValidationError as exc:
                     log.debug("journal entry %s skipped: %s", message.subject, exc)
+                    continue
+                writer = subjects.journal_writer(message.subject)
+                if writer:
+                    event = msgspec.structs.replace(event, service=subjects.service_name(writer))
+                found.append(event)
     finally:
         await subscription.unsubscribe()
     return found

@@ -21,6 +21,7 @@ from gangway_admission.verdict import Policy
 from gangway_admission.webhook import Webhook
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet
+from gangway_contracts.permissions import ADMISSION
 from gangway_contracts.resources import CLUSTER_TOPOLOGY_BINDINGS
 from gangway_runtime import tasks
 from gangway_runtime.backends import BackendClient
@@ -29,7 +30,7 @@ from gangway_runtime.kube import ApiResource, Kube, KubeError
 
 log = logging.getLogger(__name__)
 
-NAME = "admission"
+NAME = ADMISSION  # its NATS user and journal writer
 BINDINGS = ApiResource(
     CLUSTER_TOPOLOGY_BINDINGS.group,
     CLUSTER_TOPOLOGY_BINDINGS.versions[0],
@@ -76,7 +77,7 @@ async def listening(
     certificate = ReloadingCertificate(settings.tls_cert_file, settings.tls_key_file)
     certificate.load()
     subjects = settings.subjects
-    rejections = JournalWriter(js, subjects)
+    rejections = JournalWriter(js, subjects, NAME)
     webhook = Webhook(
         config,
         NatsBackends(BackendClient(nc, subjects, settings.backend_timeout_seconds)),

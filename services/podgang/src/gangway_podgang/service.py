@@ -9,6 +9,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
 from gangway_contracts.config import SchedulerConfig
+from gangway_contracts.permissions import PODGANG
 from gangway_podgang.handler import PodgangHandler, consumer
 from gangway_podgang.readmodel import ReadModel
 from gangway_podgang.reconcile import Reconciler
@@ -20,7 +21,7 @@ from gangway_runtime.backends import BackendClient
 from gangway_runtime.journal import JournalWriter
 from gangway_runtime.kube import Kube
 
-NAME = "podgang"
+NAME = PODGANG  # its NATS user, durable consumer and journal writer
 
 
 async def serve(
@@ -39,7 +40,7 @@ async def serve(
     subjects = settings.subjects
     service = subjects.service_name(NAME)
     model = ReadModel(js, subjects)
-    journal = JournalWriter(js, subjects)
+    journal = JournalWriter(js, subjects, NAME)
     reporter = Reporter(kube, journal, service)
     backends = BackendClient(nc, subjects, settings.request_timeout_seconds)
     actuator = Actuator(
