@@ -35,6 +35,23 @@ def test_every_gangway_pod_runs_ready_and_both_jobs_are_done(release: Release) -
     }
 
 
+def test_every_service_talks_to_the_bus_over_tls(release: Release) -> None:
+    """nats-server's own report of its client connections, from each of its three nodes:
+    every one is TLS (the chart's bus serves nothing else), and the services are among them."""
+    connections = []
+    for node in range(3):
+        path = f"/api/v1/namespaces/{NAMESPACE}/pods/gangway-nats-{node}:8222/proxy/connz"
+        _, report = release.cluster.request("GET", path)
+        connections += report.get("connections") or []
+    assert {c.get("name") for c in connections} >= {
+        "gangway-watcher",
+        "gangway-podgang",
+        "gangway-admission",
+        "gangway-backend-kai-scheduler",
+    }
+    assert [c for c in connections if not c.get("tls_version")] == []
+
+
 def test_the_webhook_refuses_a_podcliqueset_naming_no_scheduler_through_its_service(
     release: Release,
 ) -> None:

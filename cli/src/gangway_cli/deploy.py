@@ -12,8 +12,14 @@
     gangway deploy webhook-cert --namespace gangway-system
         in the cluster: a self-signed CA and serving certificate for the admission webhook,
         renewed when it nears its end, the CA put into the webhook configuration
+    gangway deploy nats-cert --namespace gangway-system
+        in the cluster: a CA of the bus's own (ten years) and NATS's serving certificate
+        (one year, renewed 30 days before its end), ca.crt beside it for the services
+    gangway deploy nats-reload --pid-file F --watch CERT
+        beside nats-server: reload it when its certificate changes
 
-The last three are what deploy/'s setup Job and the self-signed overlay run. They converge
+nats-passwords, bus, webhook-cert and nats-cert are what deploy/'s setup Job and the
+self-signed overlay run. They converge
 from what they read and may run any number of times; no secret is ever printed.
 """
 
@@ -34,6 +40,7 @@ import yaml
 from cryptography import x509
 from nats.errors import Error as NatsError
 
+from gangway_cli import nats_reload
 from gangway_cli.cluster import WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
 from gangway_cli.inputs import read_config
 from gangway_contracts.config import parse_scheduler_config
@@ -56,6 +63,9 @@ from gangway_runtime.streams import StreamConfigError, set_up, stream_configs
 
 SECRETS: Final = ApiResource("", "v1", "secrets")
 NATS_PASSWORDS_SECRET: Final = "gangway-nats-users"
+NATS_SERVICE: Final = "gangway-nats"
+NATS_TLS_SECRET: Final = "gangway-nats-tls"  # the serving pair, and ca.crt for the clients
+NATS_CA_SECRET: Final = "gangway-nats-ca"  # the CA's certificate and key
 _MERGE_PATCH: Final = "application/merge-patch+json"
 _ATTEMPTS: Final = 5  # read-modify-write rounds lost to a concurrent writer before giving up
 _LABELS: Final = {"app.kubernetes.io/part-of": "gangway"}
@@ -205,16 +215,7 @@ class WebhookCertificate:
     def still_good(self, secret: dict[str, Any] | None, now: datetime.datetime) -> bytes | None:
         """The CA of a stored certificate that covers our hosts and is not due for renewal."""
         data = (secret or {}).get("data") or {}
-        if not {"tls.crt", "tls.key", "ca.crt"} <= data.keys():
-            return None
-        try:
-            cert = x509.load_pem_x509_certificate(base64.b64decode(data["tls.crt"]))
-            names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
-        except (ValueError, x509.ExtensionNotFound):
-            return None  # not ours or damaged: replace it
-        if not set(self.hosts) <= set(names.value.get_values_for_type(x509.DNSName)):
-            return None
-        if cert.not_valid_after_utc - now < self.renew_before:
+        if _serving_still_good(data, self.hosts, now, self.renew_before) is None:
             return None
         return base64.b64decode(data["ca.crt"])
 
@@ -224,6 +225,103 @@ class WebhookCertificate:
         pair = ca.issue(self.name, hosts=self.hosts, server=True)
         data = {"tls.crt": pair.cert_pem, "tls.key": pair.key_pem, "ca.crt": ca.cert_pem}
         return ca.cert_pem, {key: _b64(value) for key, value in data.items()}
+
+
+def _serving_still_good(
+    data: dict[str, str],
+    hosts: Iterable[str],
+    now: datetime.datetime,
+    renew_before: datetime.timedelta,
+) -> x509.Certificate | None:
+    """A Secret's serving certificate, if it covers ``hosts`` and is not due for renewal."""
+    if not {"tls.crt", "tls.key", "ca.crt"} <= data.keys():
+        return None
+    try:
+        cert = x509.load_pem_x509_certificate(base64.b64decode(data["tls.crt"]))
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    except (ValueError, x509.ExtensionNotFound):
+        return None  # not ours or damaged: replace it
+    if not set(hosts) <= set(names.value.get_values_for_type(x509.DNSName)):
+        return None
+    if cert.not_valid_after_utc - now < renew_before:
+        return None
+    return cert
+
+
+@dataclass(frozen=True)
+class NatsCertificate:
+    """The bus's serving certificate (Secret ``secret``: tls.crt, tls.key, and the ca.crt
+    the services trust) and the CA that signs it (Secret ``ca_secret``, read by nobody
+    else). The CA outlives many serving certificates, so a renewed one needs nothing of the
+    clients; nats-server's pod reloads it (``gangway deploy nats-reload``)."""
+
+    namespace: str
+    service: str = NATS_SERVICE
+    secret: str = NATS_TLS_SECRET
+    ca_secret: str = NATS_CA_SECRET
+    validity: datetime.timedelta = datetime.timedelta(days=365)
+    renew_before: datetime.timedelta = datetime.timedelta(days=30)
+    ca_validity: datetime.timedelta = datetime.timedelta(days=3650)
+    ca_renew_before: datetime.timedelta = datetime.timedelta(days=365)
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        short = f"{self.service}.{self.namespace}"
+        return self.service, short, f"{short}.svc", f"{short}.svc.cluster.local"
+
+    def ca_of(
+        self, secret: dict[str, Any] | None, now: datetime.datetime
+    ) -> CertificateAuthority | None:
+        """The stored CA, unless missing, damaged or within a year of its end."""
+        data = (secret or {}).get("data") or {}
+        if not {"tls.crt", "tls.key"} <= data.keys():
+            return None
+        try:
+            ca = CertificateAuthority.load(
+                base64.b64decode(data["tls.crt"]), base64.b64decode(data["tls.key"])
+            )
+        except ValueError:
+            return None
+        return ca if ca.cert.not_valid_after_utc - now >= self.ca_renew_before else None
+
+
+async def ensure_nats_certificate(
+    kube: Kube, target: NatsCertificate, now: datetime.datetime | None = None
+) -> str:
+    """Keep the CA and the serving certificate while they are good; issue what is not.
+    Returns what was done: "kept", "issued", or "issued with a new CA" (then clients
+    must be restarted to trust it: once in nine years)."""
+    now = now or datetime.datetime.now(datetime.UTC)
+    new_ca = False
+    for _ in range(_ATTEMPTS):
+        current = await kube.read(SECRETS, target.namespace, target.ca_secret)
+        if (ca := target.ca_of(current, now)) is not None:
+            break
+        ca = CertificateAuthority(f"{target.service}-ca", validity=target.ca_validity)
+        data = {"tls.crt": _b64(ca.cert_pem), "tls.key": _b64(ca.key_pem)}
+        body = _secret(target.ca_secret, target.namespace, "kubernetes.io/tls", data)
+        if await _write_secret(kube, target.namespace, current, body):
+            new_ca = True
+            break
+    else:
+        raise RuntimeError(f"Secret {target.namespace}/{target.ca_secret} kept changing; run again")
+    for _ in range(_ATTEMPTS):
+        current = await kube.read(SECRETS, target.namespace, target.secret)
+        data = (current or {}).get("data") or {}
+        good = _serving_still_good(data, target.hosts, now, target.renew_before)
+        if good is not None and base64.b64decode(data["ca.crt"]) == ca.cert_pem:
+            return "kept"
+        pair = ca.issue(target.service, hosts=target.hosts, server=True, validity=target.validity)
+        served = {"tls.crt": pair.cert_pem, "tls.key": pair.key_pem, "ca.crt": ca.cert_pem}
+        body = _secret(
+            target.secret,
+            target.namespace,
+            "kubernetes.io/tls",
+            {key: _b64(value) for key, value in served.items()},
+        )
+        if await _write_secret(kube, target.namespace, current, body):
+            return "issued with a new CA" if new_ca and current is not None else "issued"
+    raise RuntimeError(f"Secret {target.namespace}/{target.secret} kept changing; run again")
 
 
 async def ensure_webhook_certificate(
@@ -318,6 +416,19 @@ def add_arguments(deploy: argparse.ArgumentParser) -> None:
     cert.add_argument("--kubeconfig", type=Path, help="default: in-cluster or $KUBECONFIG")
     cert.set_defaults(run=_run_webhook_cert)
 
+    nats_cert = actions.add_parser(
+        "nats-cert", help="in the cluster: a CA of the bus's own and NATS's certificate"
+    )
+    nats_cert.add_argument("--namespace", required=True)
+    nats_cert.add_argument("--kubeconfig", type=Path, help="default: in-cluster or $KUBECONFIG")
+    nats_cert.set_defaults(run=_run_nats_cert)
+
+    nats_reload.add_arguments(
+        actions.add_parser(
+            "nats-reload", help="in NATS's pod: reload nats-server when its certificate changes"
+        )
+    )
+
 
 def _run_nats_users(args: argparse.Namespace) -> int:
     if args.chart:
@@ -383,4 +494,19 @@ def _run_webhook_cert(args: argparse.Namespace) -> int:
 
     outcome = asyncio.run(run())
     print(f"Secret {target.namespace}/{target.name}: certificate {outcome}; CA in the webhook")
+    return 0
+
+
+def _run_nats_cert(args: argparse.Namespace) -> int:
+    target = NatsCertificate(namespace=args.namespace)
+
+    async def run() -> str:
+        kube = await _with_kube(args.kubeconfig)
+        async with kube:
+            return await ensure_nats_certificate(kube, target)
+
+    outcome = asyncio.run(run())
+    print(f"Secret {target.namespace}/{target.secret}: certificate {outcome}")
+    if outcome == "issued with a new CA":
+        print("the services trust the CA they started with: restart them (kubectl rollout restart)")
     return 0

@@ -19,6 +19,7 @@ from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.durables import durables
 from gangway_contracts.permissions import SETUP, inbox_prefix
 from gangway_contracts.subjects import Subjects
+from gangway_localcluster.certs import CertificateAuthority
 from gangway_runtime import bus
 from gangway_runtime.settings import ConsumerSettings, StreamSettings
 
@@ -77,3 +78,24 @@ async def test_services_connect_as_themselves_and_a_stranger_only_reads(tmp_path
         local.stop()
     log = (tmp_path / "nats-server.log").read_text()
     assert not [user for user, password in local.passwords.items() if password in log]
+
+
+async def test_a_service_that_trusts_another_ca_does_not_connect_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = ConsumerSettings(streams=StreamSettings(storage="memory"))
+    local = await asyncio.to_thread(LocalBus.start, tmp_path, CONFIG, settings, True)
+    wrong = tmp_path / "another-ca.crt"
+    wrong.write_bytes(CertificateAuthority("another").cert_pem)
+    watcher = local.as_user(settings, "watcher").model_copy(update={"nats_ca": wrong})
+    try:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(bus.connect(watcher, "gangway-watcher"), 5)
+    finally:
+        local.stop()
+    said = [r.getMessage() for r in caplog.records if r.name == "gangway_runtime.bus"]
+    assert said, "nothing said"
+    assert said[0] == (
+        f"NATS: the server's certificate is not trusted by GANGWAY_NATS_CA ({wrong}): "
+        "unable to get local issuer certificate"
+    )

@@ -4,6 +4,7 @@ values that cannot work are refused, naming the value."""
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 import yaml
 from kubernetes_asyncio.client.api_client import ApiClient
 
+from gangway_localcluster.certs import CertificateAuthority
 from tests.support.chart import BACKENDS, CHART, ChartRefused, chart, helm, values_for
 from tests.support.deploy import (
     NAMESPACE,
@@ -89,7 +91,9 @@ def test_with_monitoring_the_chart_installs_what_the_component_adds() -> None:
     _same_objects(chart(values), rendered("default", ("monitoring",)))
 
 
-CHOICES = {
+# The CA of a bus of the user's own (its PEM, as a platform team would give it).
+EXTERNAL_CA = CertificateAuthority("nats.messaging-ca").cert_pem.decode()
+CHOICES: dict[str, dict[str, Any]] = {
     "defaults": {},
     **{
         f"{key} alone": {
@@ -112,6 +116,9 @@ CHOICES = {
         "settings": {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
         "image": {"repository": "registry.example.com/gangway", "tag": "0.1.1"},
         "podgang": {"replicas": 3},
+    },
+    "external NATS over TLS with its CA, self-signed": {
+        "nats": {"bundled": False, "url": "tls://nats.messaging:4222", "ca": EXTERNAL_CA},
     },
 }
 
@@ -144,6 +151,49 @@ def test_values_reach_the_objects() -> None:
     [container] = podgang["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "registry.example.com/gangway:0.1.1"
     assert ("Certificate", "gangway-admission") in by_key
+    # No CA given: the image's trusted CAs; nothing of the bundled bus's certificates.
+    assert "GANGWAY_NATS_CA" not in settings
+    assert not any(name.startswith("gangway-nats") for kind, name in by_key if kind != "Service")
+    for template in (t for doc in docs for t in _pod_templates(doc)):
+        assert "gangway-nats-tls" not in yaml.safe_dump(template)
+
+
+def test_the_bundled_bus_serves_tls_and_every_service_verifies_it() -> None:
+    docs = chart()
+    by_key = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    settings = by_key[("ConfigMap", "gangway-settings")]["data"]
+    assert settings["GANGWAY_NATS_URL"].startswith("tls://")
+    assert settings["GANGWAY_NATS_CA"] == "/etc/gangway/nats-ca.crt"
+    nats = by_key[("StatefulSet", "gangway-nats")]["spec"]["template"]["spec"]
+    assert [c["name"] for c in nats["containers"]] == ["nats", "nats-reload"]
+    assert nats["shareProcessNamespace"] is True
+    job = by_key[("Job", "gangway-webhook-cert-r1")]["spec"]["template"]["spec"]
+    assert [c["name"] for c in job["containers"]] == ["webhook-cert", "nats-cert"]
+    clients = [
+        d
+        for d in docs
+        if d["kind"] in ("Deployment", "Job") and "cert" not in d["metadata"]["name"]
+    ]
+    assert len(clients) >= 5  # the services, the setup Job
+    for doc in clients:
+        [config] = [v for v in _pod_templates(doc)[0]["spec"]["volumes"] if v["name"] == "config"]
+        secrets = [s["secret"] for s in config["projected"]["sources"] if "secret" in s]
+        assert secrets == [
+            {"name": "gangway-nats-tls", "items": [{"key": "ca.crt", "path": "nats-ca.crt"}]}
+        ], doc["metadata"]["name"]
+
+
+def test_an_external_bus_s_ca_is_what_the_services_verify_it_by() -> None:
+    docs = chart(CHOICES["external NATS over TLS with its CA, self-signed"])
+    by_key = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    assert ("StatefulSet", "gangway-nats") not in by_key
+    settings = by_key[("ConfigMap", "gangway-settings")]["data"]
+    assert settings["GANGWAY_NATS_CA"] == "/etc/gangway/nats-ca.crt"
+    ca = by_key[("Secret", "gangway-nats-tls")]["data"]
+    assert base64.b64decode(ca["ca.crt"]).decode() == EXTERNAL_CA
+    assert set(ca) == {"ca.crt"}
+    job = by_key[("Job", "gangway-webhook-cert-r1")]["spec"]["template"]["spec"]
+    assert [c["name"] for c in job["containers"]] == ["webhook-cert"]
 
 
 def test_every_pod_of_gangway_runs_where_the_values_place_it() -> None:
@@ -187,6 +237,7 @@ def test_the_small_profile_runs_one_of_each_with_small_requests() -> None:
         ({"logs": {"format": "xml"}}, "/logs/format"),
         ({"backend": {"kai": {"enabled": False}}}, "'backend' not allowed"),
         ({"podgang": {"replicas": -1}}, "/podgang/replicas"),
+        ({"nats": {"ca": "/etc/ssl/ca.pem"}}, "/nats/ca"),
         # By the templates: values that do not fit together.
         ({"nats": {"bundled": False}}, "nats.url: required"),
         ({"backends": {"volcano": {"enabled": True}}}, "backends.volcano: enabled, but"),

@@ -19,7 +19,9 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_cli.deploy import (
     NATS_PASSWORDS_SECRET,
+    NatsCertificate,
     WebhookCertificate,
+    ensure_nats_certificate,
     ensure_nats_passwords,
     ensure_webhook_certificate,
 )
@@ -198,3 +200,42 @@ async def test_a_damaged_certificate_is_replaced(
     data = await _secret(api, target.name)
     assert data is not None
     x509.load_pem_x509_certificate(base64.b64decode(data["tls.crt"]))
+
+
+async def test_the_bus_certificate_is_renewed_under_the_ca_the_services_trust(
+    api: ApiClient, kubeconfig_of: Callable[[str], Path]
+) -> None:
+    """As the self-signed Job's service account: a CA and NATS's certificate; kept while
+    good; renewed under the same CA (the services keep trusting it); a new CA only near
+    the old one's end."""
+    await install_rbac(api)
+    target = NatsCertificate(namespace=NAMESPACE)
+    for name in (target.secret, target.ca_secret):
+        await _delete_secret(api, name)
+    async for kube in _as(kubeconfig_of("gangway-webhook-cert")):
+        assert await ensure_nats_certificate(kube, target) == "issued"
+        data = await _secret(api, target.secret)
+        assert data is not None
+        cert = x509.load_pem_x509_certificate(base64.b64decode(data["tls.crt"]))
+        ca = x509.load_pem_x509_certificate(base64.b64decode(data["ca.crt"]))
+        cert.verify_directly_issued_by(ca)
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        assert set(target.hosts) <= set(names.get_values_for_type(x509.DNSName))
+        assert "gangway-nats" in target.hosts
+
+        assert await ensure_nats_certificate(kube, target) == "kept"
+        assert await _secret(api, target.secret) == data
+
+        soon = cert.not_valid_after_utc - datetime.timedelta(days=29)
+        assert await ensure_nats_certificate(kube, target, now=soon) == "issued"
+        renewed = await _secret(api, target.secret)
+        assert renewed is not None
+        assert renewed["tls.crt"] != data["tls.crt"]
+        assert renewed["ca.crt"] == data["ca.crt"]
+
+        near_ca_end = ca.not_valid_after_utc - datetime.timedelta(days=300)
+        outcome = await ensure_nats_certificate(kube, target, now=near_ca_end)
+        assert outcome == "issued with a new CA"
+        replaced = await _secret(api, target.secret)
+        assert replaced is not None
+        assert replaced["ca.crt"] != data["ca.crt"]

@@ -95,6 +95,21 @@ NATS's volume.
 {{- if $v.tolerations }}
 {{- $_ := set $template.spec "tolerations" $v.tolerations }}
 {{- end }}
+{{- if not $v.nats.bundled }}
+{{- /* An external bus: no certificate of Gangway's making, and its CA only if given. */}}
+{{- $containers := list }}
+{{- range $template.spec.containers }}{{ if ne .name "nats-cert" }}{{ $containers = append $containers . }}{{ end }}{{ end }}
+{{- $_ := set $template.spec "containers" $containers }}
+{{- if not $v.nats.ca }}
+{{- range $volume := $template.spec.volumes | default list }}
+{{- if $volume.projected }}
+{{- $sources := list }}
+{{- range $volume.projected.sources }}{{ if not (and .secret (eq .secret.name "gangway-nats-tls")) }}{{ $sources = append $sources . }}{{ end }}{{ end }}
+{{- $_ := set $volume.projected "sources" $sources }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- if eq $obj.kind "Job" }}
 {{- /* A Job's pod template cannot change: each revision runs Jobs of its own (the last
@@ -162,7 +177,10 @@ metadata:
   namespace: {{ .Release.Namespace }}
   labels: {{- $labels | nindent 4 }}
 data:
-  GANGWAY_NATS_URL: {{ ternary (printf "nats://gangway-nats:4222") $v.nats.url $v.nats.bundled | quote }}
+  GANGWAY_NATS_URL: {{ ternary (printf "tls://gangway-nats:4222") $v.nats.url $v.nats.bundled | quote }}
+  {{- if or $v.nats.bundled $v.nats.ca }}
+  GANGWAY_NATS_CA: /etc/gangway/nats-ca.crt
+  {{- end }}
   GANGWAY_CONFIG_FILE: /etc/gangway/operator.yaml
   GANGWAY_STREAMS__REPLICAS: {{ $v.nats.streamReplicas | quote }}
   GANGWAY_LOG_LEVEL: {{ $v.logs.level | upper | quote }}
@@ -223,6 +241,18 @@ data:
     {{- end }}
       ]
     }
+{{- end }}
+{{- if and (not $v.nats.bundled) $v.nats.ca }}
+---
+# The external bus's CA, where the services' volumes take it from (as the bundled bus's).
+apiVersion: v1
+kind: Secret
+metadata:
+  name: gangway-nats-tls
+  namespace: {{ .Release.Namespace }}
+  labels: {{- $labels | nindent 4 }}
+data:
+  ca.crt: {{ $v.nats.ca | b64enc | quote }}
 {{- end }}
 {{- if $v.metrics.dashboard }}
 ---

@@ -51,7 +51,7 @@ class CertificateAuthority:
         self._validity = validity
         self._key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
-        self.cert = (
+        self.cert: x509.Certificate = (
             x509.CertificateBuilder()
             .subject_name(_name(common_name))
             .issuer_name(_name(common_name))
@@ -77,9 +77,25 @@ class CertificateAuthority:
             .sign(self._key, hashes.SHA256())
         )
 
+    @classmethod
+    def load(cls, cert_pem: bytes, key_pem: bytes) -> CertificateAuthority:
+        """A CA kept from before (its certificate, and its key as :attr:`key_pem` gave it).
+        Raises ValueError when they do not load or are not one pair."""
+        key = serialization.load_pem_private_key(key_pem, password=None)
+        cert = x509.load_pem_x509_certificate(cert_pem)
+        if not isinstance(key, ec.EllipticCurvePrivateKey) or key.public_key() != cert.public_key():
+            raise ValueError("the CA's key is not the key of its certificate")
+        ca = cls.__new__(cls)
+        ca._validity, ca._key, ca.cert = _VALIDITY, key, cert
+        return ca
+
     @property
     def cert_pem(self) -> bytes:
         return self.cert.public_bytes(serialization.Encoding.PEM)
+
+    @property
+    def key_pem(self) -> bytes:
+        return _key_pem(self._key)
 
     def issue(
         self,
@@ -88,8 +104,10 @@ class CertificateAuthority:
         orgs: tuple[str, ...] = (),
         hosts: tuple[str, ...] = (),
         server: bool = False,
+        validity: datetime.timedelta | None = None,
     ) -> KeyPair:
-        """A leaf certificate: serving (with ``hosts`` as SANs) or client (CN user, O groups)."""
+        """A leaf certificate: serving (with ``hosts`` as SANs) or client (CN user, O groups),
+        valid as long as the CA was made to be unless ``validity`` says otherwise."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
         usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
@@ -100,7 +118,7 @@ class CertificateAuthority:
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + self._validity)
+            .not_valid_after(now + (validity or self._validity))
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         )

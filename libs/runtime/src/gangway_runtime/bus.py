@@ -39,6 +39,15 @@ async def connect(settings: ServiceSettings, name: str) -> NatsClient:
         log.info("NATS reconnected to %s", nc.connected_url)
 
     async def error(exc: Exception) -> None:
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            # Retrying cannot help until the CA or the server's certificate changes.
+            trusted = settings.nats_ca or "the image's trusted CAs"
+            log.error(
+                "NATS: the server's certificate is not trusted by GANGWAY_NATS_CA (%s): %s",
+                trusted,
+                exc.verify_message or exc,
+            )
+            return
         log.warning("NATS: %s", exc)
 
     nc = await nats.connect(
