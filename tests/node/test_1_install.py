@@ -4,6 +4,8 @@ through its Service, and workloads it gangs are placed by kube-scheduler and by 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gangway_localcluster.controlplane import APIError
@@ -38,7 +40,7 @@ def test_every_gangway_pod_runs_ready_and_both_jobs_are_done(release: Release) -
 def test_every_service_talks_to_the_bus_over_tls(release: Release) -> None:
     """nats-server's own report of its client connections, from each of its three nodes:
     every one is TLS (the chart's bus serves nothing else), and the services are among them."""
-    connections = []
+    connections: list[dict[str, Any]] = []
     for node in range(3):
         path = f"/api/v1/namespaces/{NAMESPACE}/pods/gangway-nats-{node}:8222/proxy/connz"
         _, report = release.cluster.request("GET", path)
