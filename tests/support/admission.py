@@ -44,6 +44,8 @@ async def running_admission(
     **settings: Any,
 ) -> AsyncIterator[Admission]:
     files = write_serving_certificate(certs, ("127.0.0.1",))
+    # The pods' dry run asks podgang: only where the test runs one.
+    settings.setdefault("dry_run_pods", False)
     admission_settings = AdmissionSettings(
         subject_prefix=subjects.prefix,
         webhook_host="127.0.0.1",

@@ -22,6 +22,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js.api import AckPolicy, ConsumerConfig
 
 from gangway_admission.backends import NatsBackends
+from gangway_admission.podgang import NatsPodgang
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.durables import durables
@@ -140,6 +141,9 @@ async def test_every_service_works_under_its_own_user(
         ask = NatsBackends(BackendClient(admission, subjects, timeout=5))
         reply = await ask(NAME, ValidateRequest(operation="CREATE", podcliqueset=pcs))
         assert reply.allowed
+        # ...and podgang to dry-run its pods (podgang answering as itself).
+        tried = await NatsPodgang(admission, subjects, timeout=5)(pcs)
+        assert tried.errors == []
         await admission.jetstream().publish(
             subjects.journal(namespace, "trainer", "AdmissionRejected", writer=ADMISSION), b"{}"
         )
@@ -167,6 +171,10 @@ async def refused(users: Users, user: str, act: str, subject: str) -> list[str]:
         (BACKEND, "publish", "{p}.objects.podgang.stub-scheduler.ns.x"),
         (ADMISSION, "publish", "{p}.objects.podcliqueset.-.ns.x"),
         (ADMISSION, "subscribe", "{p}.backend.*.validate"),
+        # Only admission asks podgang for a dry run, and only podgang serves it.
+        (BACKEND, "publish", "{p}.podgang.dry-run-pods"),
+        (WATCHER, "subscribe", "{p}.podgang.dry-run-pods"),
+        (ADMISSION, "subscribe", "{p}.podgang.dry-run-pods"),
         (WATCHER, "publish", "{p}.backend.stub-scheduler.validate"),
         (WATCHER, "publish", "{p}.journal.ns.pcs.PodGangCreated.-.podgang"),
         (PODGANG, "publish", "{p}.objects.pod.-.ns.x"),

@@ -11,8 +11,14 @@ from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.limits import Limits
-from gangway_contracts.rpc import UnsupportedFeature, ValidateReply, ValidateRequest
+from gangway_contracts.rpc import (
+    DryRunPodsReply,
+    UnsupportedFeature,
+    ValidateReply,
+    ValidateRequest,
+)
 from gangway_runtime.backends import BackendUnavailable
+from gangway_runtime.consumer import Transient
 from tests.support.manifests import fixture
 
 CONFIG = parse_scheduler_config({"profiles": [{"name": "kai-scheduler"}]})
@@ -136,3 +142,67 @@ async def test_a_podcliqueset_over_the_ceiling_is_refused_by_its_replicas() -> N
     assert backend.asked == []
     roomy = Policy(limits=Limits(max_pods=10**9, max_gangs=10**9))
     assert (await evaluate(request(doc), CONFIG, backend, policy=roomy)).allowed
+
+
+class DryRun:
+    """podgang's dry run of the pods, as the webhook asks it."""
+
+    def __init__(self, reply: DryRunPodsReply | None) -> None:
+        self.reply = reply
+        self.asked = 0
+
+    async def __call__(self, _: PodCliqueSet) -> DryRunPodsReply:
+        self.asked += 1
+        if self.reply is None:
+            raise Transient("podgang has no running replica (gangway.podgang.dry-run-pods)")
+        return self.reply
+
+
+async def test_the_api_servers_refusal_of_the_pods_comes_with_the_backends() -> None:
+    backend_error = FieldError(field="metadata.labels[kai.scheduler/queue]", reason="no queue")
+    pod_error = FieldError(field="spec.template.cliques[0].spec.podSpec.x", reason="Invalid")
+    backend = Backend(ValidateReply(allowed=False, errors=[backend_error]))
+    dry_run = DryRun(DryRunPodsReply(errors=[pod_error], warnings=["quota full"]))
+    verdict = await evaluate(request(single()), CONFIG, backend, dry_run=dry_run)
+    assert (verdict.allowed, verdict.reason) == (False, Reason.BACKEND_REJECTED)
+    assert list(verdict.errors) == [backend_error, pod_error]
+    assert list(verdict.warnings) == ["quota full"]
+    verdict = await evaluate(
+        request(single()), CONFIG, Backend(ValidateReply(allowed=True)), dry_run=dry_run
+    )
+    assert (verdict.allowed, verdict.reason, verdict.backend) == (
+        False,
+        Reason.PODS_INVALID,
+        "kai-scheduler",
+    )
+
+
+async def test_podgang_away_fails_closed_by_default_and_open_when_asked() -> None:
+    backend = Backend(ValidateReply(allowed=True))
+    closed = await evaluate(request(single()), CONFIG, backend, dry_run=DryRun(None))
+    assert (closed.allowed, closed.reason) == (False, Reason.PODGANG_UNAVAILABLE)
+    assert closed.message == (
+        "podgang has no running replica (gangway.podgang.dry-run-pods): cannot dry-run the "
+        "PodCliqueSet's pods, try again"
+    )
+    opened = await evaluate(
+        request(single()), CONFIG, backend, policy=Policy(fail_open=True), dry_run=DryRun(None)
+    )
+    assert (opened.allowed, opened.reason) == (True, Reason.IGNORED)
+    assert "without the API server's dry run" in opened.warnings[0]
+
+
+async def test_an_update_that_changes_no_clique_makes_no_new_pod_to_dry_run() -> None:
+    old = single()
+    new = copy.deepcopy(old)
+    new["spec"]["replicas"] = 3
+    dry_run = DryRun(None)
+    verdict = await evaluate(
+        request(new, old), CONFIG, Backend(ValidateReply(allowed=True)), dry_run=dry_run
+    )
+    assert (verdict.allowed, dry_run.asked) == (True, 0)
+    new["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["restartPolicy"] = "Always"
+    verdict = await evaluate(
+        request(new, old), CONFIG, Backend(ValidateReply(allowed=True)), dry_run=dry_run
+    )
+    assert (verdict.allowed, dry_run.asked) == (False, 1)

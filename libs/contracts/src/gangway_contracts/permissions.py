@@ -25,7 +25,7 @@ from gangway_contracts import durables, events
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.durables import Durable
 from gangway_contracts.events import JournalEvent
-from gangway_contracts.subjects import BackendOperation, Kind, Subjects
+from gangway_contracts.subjects import BackendOperation, Kind, PodgangOperation, Subjects
 
 WATCHER: Final = "watcher"
 PODGANG: Final = "podgang"
@@ -204,12 +204,19 @@ def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str
                 *podgang_lookups,
                 *(subjects.backend("*", op) for op in BackendOperation),
             ],
+            # Its own requests (admission's dry runs) and discovery; it may only answer.
+            [*(subjects.podgang(op) for op in PodgangOperation), _SERVICE_DISCOVERY],
             deny=deny(podgang),
+            serves_requests=True,
         ),
         ADMISSION: _user(
             subjects,
             ADMISSION,
-            [*admission_journal, subjects.backend("*", BackendOperation.VALIDATE)],
+            [
+                *admission_journal,
+                subjects.backend("*", BackendOperation.VALIDATE),
+                subjects.podgang(PodgangOperation.DRY_RUN_PODS),
+            ],
         ),
         SETUP: _user(
             subjects,

@@ -1,4 +1,5 @@
-"""Request/reply payloads every backend serves: prepare-pods and validate.
+"""Request/reply payloads every backend serves: prepare-pods and validate; and the one
+podgang serves to admission: dry-run-pods.
 
 A backend is any process that answers these on its subjects
 (:meth:`gangway_contracts.subjects.Subjects.backend`); nothing else binds it to Gangway.
@@ -59,3 +60,21 @@ class ValidateReply(Wire, frozen=True, kw_only=True):
     errors: list[FieldError] = []
     warnings: list[str] = []
     unsupported: list[UnsupportedFeature] = []
+
+
+# --- dry-run-pods: admission asks podgang whether the API server would take the pods -------
+
+
+class DryRunPodsRequest(Wire, frozen=True, kw_only=True):
+    """A PodCliqueSet about to be admitted: podgang makes one pod of each clique as it
+    would, and the API server validates it without storing it (``dryRun=All``)."""
+
+    podcliqueset: PodCliqueSet
+
+
+class DryRunPodsReply(Wire, frozen=True, kw_only=True):
+    """The API server's refusals, each at the PodCliqueSet field it comes from; warnings:
+    what could not be checked (a quota full now is no reason to refuse)."""
+
+    errors: list[FieldError] = []
+    warnings: list[str] = []

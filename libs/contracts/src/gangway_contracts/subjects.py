@@ -13,6 +13,7 @@ installations, and each test its own. With the default prefix, the subjects are
   ``backend-kai``…), each allowed only its own, so no service can write another's history.
 - ``gangway.deadletter.<service>``: messages a service gave up on, with the error.
 - ``gangway.backend.<backend>.<operation>``: request/reply served by a backend.
+- ``gangway.podgang.<operation>``: request/reply served by podgang (``dry-run-pods``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,12 @@ class Kind(enum.StrEnum):
 class BackendOperation(enum.StrEnum):
     PREPARE_PODS = "prepare-pods"
     VALIDATE = "validate"
+
+
+class PodgangOperation(enum.StrEnum):
+    """Requests the podgang service serves (admission asks)."""
+
+    DRY_RUN_PODS = "dry-run-pods"
 
 
 class ObjectKey(NamedTuple):
@@ -157,6 +164,9 @@ class Subjects:
 
     def backend(self, backend: str, operation: BackendOperation) -> str:
         return f"{self.backend_root}.{backend}.{operation.value}"
+
+    def podgang(self, operation: PodgangOperation) -> str:
+        return f"{self.prefix}.podgang.{operation.value}"
 
     def leases_bucket(self, durable: str) -> str:
         """The key-value bucket where the replicas of the service consuming as ``durable``

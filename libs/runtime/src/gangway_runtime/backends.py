@@ -115,23 +115,51 @@ class BackendClient:
     ) -> Any:
         """The backend's reply; ``botched(reason, message)`` is raised when it answered with
         an error or with something that is not ``reply``."""
+
+        def unavailable(why: str) -> Exception:
+            return BackendUnavailable(backend, why)
+
         subject = self.subjects.backend(backend, operation)
-        headers: dict[str, str] = {}
-        tracing.inject(headers)
-        try:
-            msg = await self.nc.request(subject, payload, timeout=self.timeout, headers=headers)
-        except NoRespondersError:
-            raise BackendUnavailable(backend, f"has no running replica ({subject})") from None
-        except TimeoutError:
-            why = f"did not answer within {self.timeout:g}s ({subject})"
-            raise BackendUnavailable(backend, why) from None
-        if msg.headers and (SERVICE_ERROR_CODE in msg.headers or SERVICE_ERROR in msg.headers):
-            error = msg.headers.get(SERVICE_ERROR) or msg.headers[SERVICE_ERROR_CODE]
-            raise botched("BackendError", f"failed: {error}")
-        try:
-            return msgspec.json.decode(msg.data, type=reply)
-        except MALFORMED as exc:
-            raise botched("InvalidReply", f"answered with no {operation} reply: {exc}") from None
+        return await request_reply(
+            self.nc,
+            subject,
+            payload,
+            reply=reply,
+            wait_seconds=self.timeout,
+            unavailable=unavailable,
+            botched=botched,
+        )
+
+
+async def request_reply(
+    nc: NatsClient,
+    subject: str,
+    payload: bytes,
+    *,
+    reply: Any,  # a reply type, or a tagged union of them
+    wait_seconds: float,
+    unavailable: Callable[[str], Exception],
+    botched: Callable[[str, str], Exception],
+) -> Any:
+    """One request to a NATS micro service, traced, its reply decoded as ``reply``.
+    ``unavailable(why)`` is raised when nobody answers in time, ``botched(reason,
+    message)`` when the answer is an error or not a ``reply``."""
+    headers: dict[str, str] = {}
+    tracing.inject(headers)
+    try:
+        msg = await nc.request(subject, payload, timeout=wait_seconds, headers=headers)
+    except NoRespondersError:
+        raise unavailable(f"has no running replica ({subject})") from None
+    except TimeoutError:
+        raise unavailable(f"did not answer within {wait_seconds:g}s ({subject})") from None
+    if msg.headers and (SERVICE_ERROR_CODE in msg.headers or SERVICE_ERROR in msg.headers):
+        error = msg.headers.get(SERVICE_ERROR) or msg.headers[SERVICE_ERROR_CODE]
+        raise botched("BackendError", f"failed: {error}")
+    try:
+        return msgspec.json.decode(msg.data, type=reply)
+    except MALFORMED as exc:
+        operation = subject.rsplit(".", 1)[-1]
+        raise botched("InvalidReply", f"answered with no {operation} reply: {exc}") from None
 
 
 def chunks(podgang: PodGang, pods: list[dict[str, Any]], limit: int) -> list[list[dict[str, Any]]]:

@@ -75,18 +75,35 @@ class ApiResource:
         return f"{base}{scope}/{self.plural}{tail}"
 
 
+class StatusCause(msgspec.Struct, frozen=True):
+    """One field the API server found invalid, and why."""
+
+    field: str = ""
+    message: str = ""
+    reason: str = ""
+
+
+class StatusDetails(msgspec.Struct):
+    causes: list[StatusCause] = []
+
+
 class Status(msgspec.Struct):
     """The API server's ``Status`` body of a failed request."""
 
     message: str = ""
     reason: str = ""
     code: int = 0
+    details: StatusDetails | None = None
 
 
 class KubeError(Exception):
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(
+        self, status: int, reason: str, message: str, causes: tuple[StatusCause, ...] = ()
+    ) -> None:
         self.status = status
         self.reason = reason
+        self.message = message
+        self.causes = causes  # of an Invalid (422): each field and why
         super().__init__(f"HTTP {status} {reason}: {message}")
 
     @classmethod
@@ -95,7 +112,8 @@ class KubeError(Exception):
             decoded = msgspec.json.decode(body, type=Status)
         except msgspec.DecodeError:
             decoded = Status(message=body[:500].decode(errors="replace"))
-        return cls(status, decoded.reason, decoded.message)
+        causes = tuple(decoded.details.causes) if decoded.details else ()
+        return cls(status, decoded.reason, decoded.message, causes)
 
     @property
     def transient(self) -> bool:

@@ -18,6 +18,11 @@ BACKEND_SECONDS = Histogram(
     "A backend's validate request, by backend and outcome (answered, unavailable)",
     ["backend", "outcome"],
 )
+DRY_RUN_SECONDS = Histogram(
+    "gangway_admission_dry_run_seconds",
+    "podgang's dry run of a PodCliqueSet's pods, by outcome (answered, unavailable)",
+    ["outcome"],
+)
 TLS_RELOADS = Counter(
     "gangway_admission_tls_reloads",
     "Serving certificate loads by result (loaded, failed)",

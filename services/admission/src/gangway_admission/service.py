@@ -15,6 +15,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
 from gangway_admission.backends import NatsBackends
+from gangway_admission.podgang import NatsPodgang
 from gangway_admission.settings import AdmissionSettings
 from gangway_admission.tls import ReloadingCertificate
 from gangway_admission.verdict import Policy
@@ -86,6 +87,11 @@ async def listening(
         policy=Policy(fail_open=settings.failure_policy == "Ignore", limits=settings.limits),
         review_timeout=settings.review_timeout_seconds,
         service=subjects.service_name(NAME),
+        dry_run=(
+            NatsPodgang(nc, subjects, settings.backend_timeout_seconds)
+            if settings.dry_run_pods
+            else None
+        ),
     )
     runner = web.AppRunner(webhook.app(settings.max_request_bytes), access_log=None)
     await runner.setup()

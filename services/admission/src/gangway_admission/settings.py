@@ -23,9 +23,12 @@ class AdmissionSettings(LimitSettings):
     # Every review is answered within this, whatever happens; keep it under the
     # ValidatingWebhookConfiguration's timeoutSeconds (10 in deploy/).
     review_timeout_seconds: Seconds = 8.0
-    # Fail: a PodCliqueSet whose backend does not answer is rejected, naming the backend.
-    # Ignore: admitted with a warning, and its backend's checks are skipped.
+    # Fail: a PodCliqueSet whose backend (or podgang, for the dry run of its pods) does not
+    # answer is rejected, naming who. Ignore: admitted with a warning, those checks skipped.
     failure_policy: Literal["Fail", "Ignore"] = "Fail"
+    # Ask podgang to dry-run one pod of each clique (on create, and on an update that
+    # changes a clique): what the API server would refuse is refused here, naming the field.
+    dry_run_pods: bool = True
     # Bodies above this are refused (413) before they are read: an AdmissionReview holds
     # the object and, on update, its old version; etcd stores at most 1.5 MiB of each.
     max_request_bytes: Annotated[int, Field(ge=64 << 10)] = 4 << 20

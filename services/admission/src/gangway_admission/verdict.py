@@ -1,14 +1,17 @@
 """One PodCliqueSet in, admitted or rejected with every reason out.
 
 The order is GREP-375's: structural checks and update rules, then the scheduler the
-cliques name, then that backend's own validation. The backend is asked only about an object
-that passed everything before it, and a failure of the backend to answer is decided by the
-failure policy (closed by default). The webhook and ``gangway validate`` both call
-:func:`evaluate`; they differ only in how the backend is asked.
+cliques name, then that backend's own validation — and, beside it, the API server's own
+verdict on the pods the PodCliqueSet would make (podgang dry-runs one of each clique; the
+webhook may not create pods). Both are asked only about an object that passed everything
+before them, and a failure of either to answer is decided by the failure policy (closed by
+default). The webhook and ``gangway validate`` both call :func:`evaluate`; they differ in how
+the backend is asked, and offline no pod is dry-run.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -16,9 +19,11 @@ from enum import StrEnum
 from gangway_admission.checks import check_podcliqueset, check_update
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError, FieldErrors
+from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.limits import Limits
-from gangway_contracts.rpc import ValidateReply, ValidateRequest
+from gangway_contracts.rpc import DryRunPodsReply, ValidateReply, ValidateRequest
 from gangway_runtime.backends import BackendUnavailable
+from gangway_runtime.consumer import Transient
 
 
 class Reason(StrEnum):
@@ -33,12 +38,16 @@ class Reason(StrEnum):
     SCHEDULER = "SchedulerNotResolved"
     BACKEND_REJECTED = "BackendRejected"
     BACKEND_UNAVAILABLE = "BackendUnavailable"
+    PODS_INVALID = "PodsInvalid"  # the API server refuses the pods it would make
+    PODGANG_UNAVAILABLE = "PodgangUnavailable"
     TIMEOUT = "ReviewTimeout"
     ERROR = "InternalError"
 
 
 # How a backend is asked: over NATS in the webhook, in-process offline.
 AskBackend = Callable[[str, ValidateRequest], Awaitable[ValidateReply]]
+# How the pods are dry-run: podgang over NATS in the webhook; raises Transient when away.
+DryRunPods = Callable[[PodCliqueSet], Awaitable[DryRunPodsReply]]
 
 
 @dataclass(frozen=True)
@@ -76,13 +85,15 @@ async def evaluate(
     ask: AskBackend,
     levels: Sequence[str] | None = None,
     policy: Policy | None = None,
+    *,
+    dry_run: DryRunPods | None = None,
 ) -> Verdict:
     pcs, old = request.podcliqueset, request.old
     if old is not None and old.spec == pcs.spec:
         return Verdict(allowed=True, reason=Reason.UNCHANGED)
     policy = policy or Policy()
     findings = check_podcliqueset(pcs, levels, policy.limits)
-    verdict = await _decide(request, config, ask, findings.errors, policy)
+    verdict = await _decide(request, config, ask, findings.errors, policy=policy, dry_run=dry_run)
     return replace(
         verdict,
         skipped=[*findings.skipped, *verdict.skipped],
@@ -95,7 +106,9 @@ async def _decide(
     config: SchedulerConfig,
     ask: AskBackend,
     structural: Sequence[FieldError],
+    *,
     policy: Policy,
+    dry_run: DryRunPods | None,
 ) -> Verdict:
     pcs, old = request.podcliqueset, request.old
     if structural:
@@ -109,8 +122,52 @@ async def _decide(
     admitted = Verdict(allowed=True, reason=Reason.ADMITTED, backend=backend)
     if backend in policy.unreachable:
         skipped = f'validation by scheduler backend "{backend}": it answers only in the cluster'
-        return replace(admitted, skipped=[skipped])
-    return await _ask(backend, request, ask, policy)
+        by_backend: Awaitable[Verdict] = _done(replace(admitted, skipped=[skipped]))
+    else:
+        by_backend = _ask(backend, request, ask, policy)
+    same_pods = old is not None and old.spec.template.cliques == pcs.spec.template.cliques
+    if dry_run is None or same_pods:  # an update that changes no clique changes no pod
+        return await by_backend
+    # Asked at once: the review's time is the slower of the two, not their sum.
+    asked, tried = await asyncio.gather(by_backend, _dry_run(pcs, dry_run, policy))
+    return _both(asked, tried)
+
+
+async def _done(verdict: Verdict) -> Verdict:
+    return verdict
+
+
+def _both(asked: Verdict, tried: Verdict) -> Verdict:
+    """The backend's verdict and the dry run's as one: rejected if either rejects, with
+    every error (the backend's first) and every warning; the reason of the one that
+    rejected, or that was not reached (failure policy Ignore)."""
+    telling = [v for v in (asked, tried) if not v.allowed] or [
+        v for v in (asked, tried) if v.reason == Reason.IGNORED
+    ]
+    first = (telling or [asked])[0]
+    return replace(
+        first,
+        allowed=asked.allowed and tried.allowed,
+        errors=[*asked.errors, *tried.errors],
+        warnings=[*asked.warnings, *tried.warnings],
+        skipped=[*asked.skipped, *tried.skipped],
+        backend=asked.backend,
+    )
+
+
+async def _dry_run(pcs: PodCliqueSet, dry_run: DryRunPods, policy: Policy) -> Verdict:
+    admitted = Verdict(allowed=True, reason=Reason.ADMITTED)
+    try:
+        reply = await dry_run(pcs)
+    except Transient as exc:
+        if policy.fail_open:
+            warning = f"{exc}; its pods admitted without the API server's dry run"
+            return replace(admitted, reason=Reason.IGNORED, warnings=[warning])
+        why = f"{exc}: cannot dry-run the PodCliqueSet's pods, try again"
+        return rejected(Reason.PODGANG_UNAVAILABLE, [FieldError(field="", reason=why)])
+    if reply.errors:
+        return replace(rejected(Reason.PODS_INVALID, reply.errors), warnings=reply.warnings)
+    return replace(admitted, warnings=reply.warnings)
 
 
 async def _ask(backend: str, request: ValidateRequest, ask: AskBackend, policy: Policy) -> Verdict:

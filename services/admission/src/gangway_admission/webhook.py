@@ -28,7 +28,15 @@ from gangway_admission.review import (
     read_review,
     response,
 )
-from gangway_admission.verdict import AskBackend, Policy, Reason, Verdict, evaluate, rejected
+from gangway_admission.verdict import (
+    AskBackend,
+    DryRunPods,
+    Policy,
+    Reason,
+    Verdict,
+    evaluate,
+    rejected,
+)
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.events import AdmissionRejected
@@ -59,8 +67,10 @@ class Webhook:
         policy: Policy,
         review_timeout: float,
         service: str,
+        dry_run: DryRunPods | None = None,
     ) -> None:
         self.config = config
+        self.dry_run = dry_run
         self.ask = ask
         self.levels_for = levels_for
         self.journal = journal
@@ -137,7 +147,9 @@ class Webhook:
         try:
             async with asyncio.timeout(self.review_timeout):
                 levels, note = await self.levels_for(pcs)
-                verdict = await evaluate(asked, self.config, self.ask, levels, self.policy)
+                verdict = await evaluate(
+                    asked, self.config, self.ask, levels, self.policy, dry_run=self.dry_run
+                )
         except TimeoutError:
             why = f"admission did not finish within {self.review_timeout:g}s"
             return self._failed(Reason.TIMEOUT, why)

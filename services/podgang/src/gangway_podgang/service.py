@@ -10,6 +10,7 @@ from nats.js import JetStreamContext
 
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.permissions import PODGANG
+from gangway_podgang.dry_run import serve_dry_runs
 from gangway_podgang.handler import PodgangHandler, consumer
 from gangway_podgang.readmodel import ReadModel
 from gangway_podgang.reconcile import Reconciler
@@ -76,4 +77,5 @@ async def serve(
 
     # The read model and the worker end together: a model that stopped following (its task
     # died unseen before) left the worker deciding on a stale view, /readyz still 200.
-    await tasks.run_together(model.follow(), work(), journal.run())
+    async with serve_dry_runs(nc, subjects, kube, settings.startup_image):
+        await tasks.run_together(model.follow(), work(), journal.run())

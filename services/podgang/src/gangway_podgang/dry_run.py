@@ -1,0 +1,172 @@
+"""Admission's question, answered: would the API server take the pods this PodCliqueSet
+makes?
+
+The webhook may not create pods (least privilege); podgang does that already. So podgang
+makes one pod of each clique exactly as it would (``pod_manifest``), sends each with
+``dryRun=All`` — the API server validates and admits it and stores nothing — and answers
+with each refusal at the PodCliqueSet field it comes from
+(``spec.containers[0].imagePullPolicy`` → ``spec.template.cliques[i].spec.podSpec.containers
+[0].imagePullPolicy``). A refusal that depends on the moment (a full quota) is a warning,
+not a reason to refuse the PodCliqueSet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+import msgspec
+from nats.aio.client import Client as NatsClient
+from nats.micro import add_service
+from nats.micro.request import Request
+from opentelemetry import trace
+
+from gangway_contracts.codec import MALFORMED, to_json
+from gangway_contracts.errors import FieldError
+from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.rpc import DryRunPodsReply, DryRunPodsRequest
+from gangway_contracts.subjects import PodgangOperation, Subjects
+from gangway_podgang.manifests import pod_manifest
+from gangway_podgang.plan import plan_podgangs
+from gangway_runtime import tracing
+from gangway_runtime.kube import Kube, KubeError, StatusCause
+from gangway_runtime.status import PODS
+
+log = logging.getLogger(__name__)
+tracer = trace.get_tracer("gangway.podgang")
+
+DRY_RUN: Final = (("dryRun", "All"),)
+# The PodGang a sample pod would belong to does not exist yet: any uid will do, nothing is
+# stored.
+_NO_PODGANG: Final = "00000000-0000-0000-0000-000000000000"
+
+
+def sample_pods(pcs: PodCliqueSet, startup_image: str) -> list[tuple[int, dict[str, Any]]]:
+    """(clique index, the first pod podgang would make of that clique), for every clique
+    that makes a pod at all."""
+    index = {clique.name: i for i, clique in enumerate(pcs.spec.template.cliques)}
+    found: dict[int, dict[str, Any]] = {}
+    for gang in plan_podgangs(pcs).gangs:
+        for group in gang.podgroups:
+            at = index[group.clique.name]
+            if at not in found and group.pods:
+                found[at] = pod_manifest(
+                    gang, group, 0, pcs, _NO_PODGANG, startup_image=startup_image
+                )
+    return sorted(found.items())
+
+
+# A container's variable: podgang puts Grove's variables first (discovery.with_variables),
+# so the template's n-th is the pod's n+k-th.
+_VARIABLE: Final = re.compile(r"^spec\.(containers|initContainers)\[(\d+)\]\.env\[(\d+)\]")
+
+
+def clique_field(
+    clique: int, pod_field: str, pod: dict[str, Any], template: dict[str, Any]
+) -> str | None:
+    """The PodCliqueSet field a field of ``pod`` (made from the clique's podSpec
+    ``template``) comes from; None for one podgang sets itself."""
+    base = f"spec.template.cliques[{clique}]"
+    if found := _VARIABLE.match(pod_field):
+        kind, container, at = found[1], int(found[2]), int(found[3])
+        name = pod["spec"][kind][container]["env"][at].get("name")
+        own = [v.get("name") for v in template.get(kind, [])[container].get("env") or []]
+        if name not in own:  # one of Grove's variables
+            return None
+        pod_field = f"spec.{kind}[{container}].env[{own.index(name)}]{pod_field[found.end() :]}"
+    if pod_field.startswith("spec."):
+        return f"{base}.spec.podSpec.{pod_field.removeprefix('spec.')}"
+    for made_from in ("metadata.labels", "metadata.annotations"):
+        if pod_field.startswith(made_from):
+            return base + pod_field.removeprefix("metadata")
+    return None
+
+
+def _refusals(
+    clique: int, error: KubeError, pod: dict[str, Any], template: dict[str, Any]
+) -> list[FieldError]:
+    base = f"spec.template.cliques[{clique}].spec.podSpec"
+    if not error.causes:
+        return [FieldError(field=base, reason=error.message)]
+    return [_at(clique, base, cause, pod, template) for cause in error.causes]
+
+
+def _at(
+    clique: int, base: str, cause: StatusCause, pod: dict[str, Any], template: dict[str, Any]
+) -> FieldError:
+    field = clique_field(clique, cause.field, pod, template)
+    if field is None:  # a field of podgang's own making: say which, on the clique
+        return FieldError(field=base, reason=f"its pod's {cause.field}: {cause.message}")
+    return FieldError(field=field, reason=cause.message)
+
+
+async def dry_run_pods(kube: Kube, pcs: PodCliqueSet, startup_image: str) -> DryRunPodsReply:
+    """One pod of each clique through the API server's validation and admission."""
+    namespace = pcs.metadata.namespace
+    try:
+        samples = sample_pods(pcs, startup_image)
+    except Exception as exc:  # a spec admission let through that podgang cannot plan
+        log.warning("%s/%s: no pods to dry-run: %s", namespace, pcs.metadata.name, exc)
+        return DryRunPodsReply(warnings=[f"pods not dry-run: {type(exc).__name__}: {exc}"])
+
+    async def one(clique: int, pod: dict[str, Any]) -> DryRunPodsReply:
+        try:
+            await kube.request("POST", PODS.path(namespace), DRY_RUN, body=pod)
+        except KubeError as exc:
+            # Invalid, or refused by an admission rule that will refuse every such pod
+            # (Pod Security): the PodCliqueSet's pods could never be made.
+            if exc.status == 422 or (exc.status == 403 and "PodSecurity" in exc.message):
+                template = msgspec.json.decode(pcs.spec.template.cliques[clique].spec.pod_spec)
+                return DryRunPodsReply(errors=_refusals(clique, exc, pod, template))
+            name = pcs.spec.template.cliques[clique].name
+            return DryRunPodsReply(warnings=[f"pods of clique {name} not dry-run: {exc}"])
+        return DryRunPodsReply()
+
+    replies = await asyncio.gather(*(one(clique, pod) for clique, pod in samples))
+    return DryRunPodsReply(
+        errors=[e for reply in replies for e in reply.errors],
+        warnings=[w for reply in replies for w in reply.warnings],
+    )
+
+
+@contextlib.asynccontextmanager
+async def serve_dry_runs(
+    nc: NatsClient, subjects: Subjects, kube: Kube, startup_image: str
+) -> AsyncIterator[None]:
+    """``dry-run-pods`` as a NATS micro service: every replica in one queue group."""
+    service = await add_service(
+        nc,
+        name=subjects.service_name("podgang"),
+        version="1.0.0",
+        description="Gangway podgang: would the API server take a PodCliqueSet's pods",
+    )
+
+    async def handle(request: Request) -> None:
+        parent = tracing.context_from_headers(request.headers)
+        with tracer.start_as_current_span("dry-run pods", context=parent):
+            try:
+                asked = msgspec.json.decode(request.data, type=DryRunPodsRequest)
+            except MALFORMED as exc:
+                await request.respond_error("400", f"malformed request: {exc}")
+                return
+            try:
+                reply = await dry_run_pods(kube, asked.podcliqueset, startup_image)
+            except Exception as exc:  # the webhook decides by its failure policy
+                log.exception("dry-run of pods failed")
+                await request.respond_error("500", f"{type(exc).__name__}: {exc}")
+                return
+            await request.respond(to_json(reply))
+
+    try:
+        await service.add_endpoint(
+            name=PodgangOperation.DRY_RUN_PODS.value,
+            subject=subjects.podgang(PodgangOperation.DRY_RUN_PODS),
+            handler=handle,
+        )
+        yield
+    finally:
+        await service.stop()
