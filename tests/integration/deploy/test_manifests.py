@@ -15,6 +15,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from gangway_contracts.permissions import password_variable
+from gangway_localcluster.certs import write_serving_certificate
 from gangway_localcluster.nats import nats_server_binary
 from tests.support.deploy import (
     NAMESPACE,
@@ -41,7 +42,9 @@ async def test_every_object_passes_a_server_side_dry_run(api: ApiClient, overlay
         assert applied["metadata"]["name"] == doc["metadata"]["name"]
         sent.append(doc["kind"])
     assert {"Deployment", "StatefulSet", "ValidatingWebhookConfiguration"} <= set(sent)
-    expected_skips = [] if overlay == "self-signed" else ["Issuer", "Certificate"]
+    # cert-manager's: the webhook's certificate, the bus's CA, its Issuer and certificate.
+    by_cert_manager = ["Issuer", "Certificate", "Certificate", "Issuer", "Certificate"]
+    expected_skips = [] if overlay == "self-signed" else by_cert_manager
     assert sorted(skipped) == sorted(expected_skips)
 
 
@@ -108,9 +111,11 @@ def test_each_service_connects_as_a_nats_user_the_configuration_defines(overlay:
 def test_the_nats_configuration_parses(overlay: str, tmp_path: Path) -> None:
     """nats-server reads the rendered configuration as the pods mount it (-t: check, exit)."""
     docs = rendered(overlay)
+    # The certificate the pod finds at /etc/nats/tls (from Secret gangway-nats-tls).
+    tls = write_serving_certificate(tmp_path / "tls", ("gangway-nats",), "gangway-nats")
     for name in ("gangway-nats", "gangway-nats-auth"):  # projected into one directory
         for file, text in config_map_data(docs, name).items():
-            (tmp_path / file).write_text(text)
+            (tmp_path / file).write_text(text.replace("/etc/nats/tls/", f"{tls.cert.parent}/"))
     auth = (tmp_path / "nats-users.conf").read_text()
     users = [line.split('"')[1] for line in auth.splitlines() if "{user: " in line]
     env = {**os.environ, "POD_NAME": "gangway-nats-0"}
