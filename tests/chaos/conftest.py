@@ -43,6 +43,15 @@ def cluster_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[Syst
 
 
 @pytest.fixture
+def memory_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
+    started = start_system(chaos_cluster, tmp_path, memory=True)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture
 async def api(chaos_cluster: ControlPlane) -> AsyncIterator[ApiClient]:
     async with admin_client(chaos_cluster.kubeconfig) as client:
         yield client

@@ -14,6 +14,8 @@ import concurrent.futures
 import contextlib
 import copy
 import json
+import os
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,15 +28,19 @@ import yaml
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.errors import Error as NatsError
 
+from gangway_cli.localbus import LocalBus
 from gangway_cli.services import LocalServices, services_for
 from gangway_contracts import events as ev
 from gangway_contracts import labels
-from gangway_contracts.config import load_operator_config
+from gangway_contracts.config import load_operator_config, parse_scheduler_config
+from gangway_contracts.permissions import SETUP
 from gangway_contracts.subjects import Kind, Subjects
+from gangway_localcluster import processes
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.nats import NatsCluster, NatsServer
 from gangway_runtime import journal
 from gangway_runtime.kube import ApiResource, KubeError
+from gangway_runtime.settings import ConsumerSettings, StreamSettings
 from gangway_runtime.status import PODCLIQUESETS
 from tests.support.kube import kube_of, server_side_apply
 from tests.support.podgang import condition, gated, objects, podgangs, pods, workload
@@ -84,26 +90,45 @@ class System:
 MODULES: Final = dict(services_for(load_operator_config(yaml.safe_dump({"scheduler": CONFIG}))))
 
 
-def start_system(cp: ControlPlane, workdir: Path, cluster: bool = False) -> System:
+def start_system(
+    cp: ControlPlane, workdir: Path, cluster: bool = False, memory: bool = False
+) -> System:
     """A fresh nats-server (its own store), or a fresh 3-node cluster with every stream
-    replicated on all three as deploy/ runs it, and every service, ready."""
+    replicated on all three as deploy/ runs it, and every service, ready. ``memory``: the
+    streams in memory (GANGWAY_STREAMS__STORAGE=memory), and the bus keeper running (as
+    deploy/'s gangway-bus-keeper): a restarted server has lost them all."""
     config = workdir / "operator.yaml"
     config.write_text(yaml.safe_dump({"scheduler": CONFIG}))
-    server = NatsCluster.start() if cluster else NatsServer.start()
+    names = [(n, m) for n, m in MODULES.items() if n != "admission"]
+    users: LocalBus | None = None
+    if memory:  # each service as its own NATS user, as deploy/ runs them
+        stored = ConsumerSettings(streams=StreamSettings(storage="memory"))
+        users = LocalBus.start(workdir / "bus", parse_scheduler_config(CONFIG), stored, False)
+    server = users.server if users else NatsCluster.start() if cluster else NatsServer.start()
     replicas = {"GANGWAY_STREAMS__REPLICAS": "3"} if cluster else {}
+    storage = {"GANGWAY_STREAMS__STORAGE": "memory"} if memory else {}
     settings = {
         **SETTINGS,
         **replicas,
+        **storage,
         "GANGWAY_NATS_URL": server.url,
         "GANGWAY_KUBECONFIG": str(cp.kubeconfig),
         "GANGWAY_CONFIG_FILE": str(config),
     }
-    names = [(n, m) for n, m in MODULES.items() if n != "admission"]
+    own = {name: users.settings_of(name) for name, _ in names} if users else {}
     try:
-        services = LocalServices.start(workdir / "logs", settings, names)
+        services = LocalServices.start(workdir / "logs", settings, names, own)
     except BaseException:
         server.stop()
         raise
+    if users:  # deploy/'s gangway-bus-keeper; its log beside the services' JSON lines
+        keeper = [sys.executable, "-m", "gangway_cli.main", "deploy", "bus", "--keep"]
+        env = {**os.environ, **settings, **users.settings_of(SETUP)}
+        log = workdir / "bus-keeper.log"
+        child = processes.start("bus-keeper", [*keeper, f"--config={config}"], log, env)
+        services.adopt(child)
+        # Past its first provisioning (a fault before it would be mended by that, unseen).
+        processes.wait_until(lambda: "kept:" in log.read_text(), child, "the keeper", 60)
     return System(cp=cp, nats=server, services=services, workdir=workdir)
 
 

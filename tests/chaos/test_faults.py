@@ -33,6 +33,7 @@ from tests.chaos.scenario import (
     kill_the_first_replicas,
     logged,
     part_built,
+    restart_nats,
     second_replicas,
     state,
     until,
@@ -91,6 +92,23 @@ async def test_a_fault_mid_workload_converges_and_loses_nothing(
     system: System, api: ApiClient, namespace: str, fault: str
 ) -> None:
     await _converges_and_cleans_up(system, api, namespace, FAULTS[fault])
+
+
+async def test_a_bus_restarted_on_memory_storage_loses_nothing_the_cluster_holds(
+    memory_system: System, api: ApiClient, namespace: str
+) -> None:
+    """Streams in memory, nats-server restarted mid-workload: every stream, consumer and
+    lease bucket is gone. The bus keeper makes them again, the watcher publishes the
+    cluster anew, and every gang converges, made once. (The journal lived in memory too:
+    what it held before is gone, so it is not checked.)"""
+    outcome = await workload_through(memory_system, api, namespace, restart_nats, GANGS)
+    found = outcome.converged
+    assert found.converged(GANGS), f"after the restart: {found.missing()}"
+    assert found.owners_unique()
+    kept = (memory_system.workdir / "bus-keeper.log").read_text()
+    assert "gone: making them again" in kept, kept
+    left = await deleted(memory_system, api, namespace)
+    assert left.empty(), (sorted(left.podgangs), sorted(left.pods), sorted(left.workloads))
 
 
 @pytest.mark.parametrize("fault", NODE_FAULTS)

@@ -5,10 +5,11 @@
         (deploy/'s overlays commit its output; a test keeps them equal)
     gangway deploy nats-passwords --namespace gangway-system [--config operator.yaml]
         in the cluster: a random password per NATS user, in a Secret; existing ones kept
-    gangway deploy bus [--config operator.yaml]
+    gangway deploy bus [--config operator.yaml] [--keep]
         on NATS, as its setup user (GANGWAY_NATS_* from the environment, as the services
         take them): the streams, each service's durable consumer and leases' bucket, made
-        or brought to the GANGWAY_* settings — the services' users may not
+        or brought to the GANGWAY_* settings — the services' users may not; --keep: then
+        make again whatever goes missing (deploy/'s gangway-bus-keeper)
     gangway deploy webhook-cert --namespace gangway-system
         in the cluster: a self-signed CA and serving certificate for the admission webhook,
         renewed when it nears its end, the CA put into the webhook configuration
@@ -406,6 +407,11 @@ def add_arguments(deploy: argparse.ArgumentParser) -> None:
         "bus", help="on NATS: the streams, durable consumers and lease buckets, as configured"
     )
     setup.add_argument("--config", type=Path, help="operator configuration")
+    setup.add_argument(
+        "--keep",
+        action="store_true",
+        help="then run on, making again what goes missing (a bus that lost its memory)",
+    )
     setup.set_defaults(run=_run_bus)
 
     cert = actions.add_parser(
@@ -473,14 +479,23 @@ def _run_bus(args: argparse.Namespace) -> int:
     settings = load_settings(ConsumerSettings)  # one line per bad variable, exit 2
     subjects = settings.subjects
     made = durables(subjects, config)
+    streams = stream_configs(subjects, settings.streams)
+
+    async def setup() -> None:
+        await set_up(settings, made)
+        print(f"streams: {', '.join(str(stream.name) for stream in streams)}")
+        print(f"consumers and their leases: {', '.join(durable.name for durable in made)}")
+        if args.keep:
+            print("kept: whatever goes missing is made again (looked at every 10s)", flush=True)
+            await set_up(settings, made, keep=True)
+
     try:
-        asyncio.run(set_up(settings, made))
+        asyncio.run(setup())
     except (OSError, TimeoutError, NatsError, StreamConfigError) as exc:
         print(f"NATS at {settings.nats_url}: {exc or type(exc).__name__}", file=sys.stderr)
         return 1
-    streams = stream_configs(subjects, settings.streams)
-    print(f"streams: {', '.join(str(stream.name) for stream in streams)}")
-    print(f"consumers and their leases: {', '.join(durable.name for durable in made)}")
+    except KeyboardInterrupt:
+        return 0
     return 0
 
 

@@ -6,6 +6,7 @@ trust the run's CA."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,9 @@ from gangway_contracts.durables import durables
 from gangway_contracts.permissions import SETUP, inbox_prefix
 from gangway_contracts.subjects import Subjects
 from gangway_localcluster.certs import CertificateAuthority
-from gangway_runtime import bus
+from gangway_runtime import bus, streams
 from gangway_runtime.settings import ConsumerSettings, StreamSettings
+from tests.support.store import eventually
 
 CONFIG = parse_scheduler_config({"profiles": [{"name": "default-scheduler", "default": True}]})
 
@@ -99,3 +101,35 @@ async def test_a_service_that_trusts_another_ca_does_not_connect_and_says_why(
         f"NATS: the server's certificate is not trusted by GANGWAY_NATS_CA ({wrong}): "
         "unable to get local issuer certificate"
     )
+
+
+async def test_a_bus_that_lost_its_memory_gets_it_all_made_again(tmp_path: Path) -> None:
+    """Memory storage, the server restarted: every stream, consumer and lease bucket is gone;
+    the keeper (the setup user, as deploy/'s gangway-bus-keeper runs) makes them again, and
+    a service may publish again."""
+    settings = ConsumerSettings(streams=StreamSettings(storage="memory"))
+    local = await asyncio.to_thread(LocalBus.start, tmp_path, CONFIG, settings, False)
+    subjects = Subjects()
+    made = durables(subjects, CONFIG)
+    keeper = asyncio.create_task(
+        streams.set_up(local.as_user(settings, SETUP), made, keep=True, every=0.5)
+    )
+    try:
+        setup = await bus.connect(local.as_user(settings, SETUP), "gangway-setup")
+        try:
+            js = setup.jetstream()
+            assert await streams.missing(js, subjects, made) == []
+            await asyncio.to_thread(local.server.restart)
+            await eventually(lambda: streams.missing(js, subjects, made), lambda gone: not gone)
+        finally:
+            await setup.close()
+        watcher = await bus.connect(local.as_user(settings, "watcher"), "gangway-watcher")
+        try:
+            await watcher.jetstream().publish(subjects.objects_root + ".pod.-.ns.p", b"{}")
+        finally:
+            await watcher.close()
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
+        local.stop()

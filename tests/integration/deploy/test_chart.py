@@ -217,6 +217,7 @@ def test_the_small_profile_runs_one_of_each_with_small_requests() -> None:
         "gangway-admission": 1,
         "gangway-backend-kai": 1,
         "gangway-backend-kube": 1,
+        "gangway-bus-keeper": 1,
         "gangway-nats": 3,
         "gangway-podgang": 1,
         "gangway-watcher": 1,

@@ -117,7 +117,8 @@ NATS's volume.
      runs the setup again instead of failing on the old Job. */}}
 {{- $_ := set $obj.metadata "name" (printf "%s-r%d" $obj.metadata.name $root.Release.Revision) }}
 {{- end }}
-{{- if eq $obj.kind "Deployment" }}
+{{- if and (eq $obj.kind "Deployment") (ne $obj.metadata.name "gangway-bus-keeper") }}
+{{- /* The bus keeper: one small replica, whatever the values (more would do nothing). */}}
 {{- $knobs := include "gangway.knobs" (dict "name" $obj.metadata.name "root" $root) | fromYaml }}
 {{- $_ := set $obj.spec "replicas" $knobs.replicas }}
 {{- $_ := set (index $template.spec.containers 0) "resources" $knobs.resources }}

@@ -100,6 +100,10 @@ class Supervised:
         """The child started as ``name`` (StopIteration if none is)."""
         return next(c for c in self._children if c.name == name)
 
+    def adopt(self, child: Child) -> None:
+        """A child started elsewhere, from now on stopped with these."""
+        self._children.append(child)
+
     def kill_child(self, name: str) -> None:
         """SIGKILL the child ``name``, as a crash or an OOM kill would end it, and forget it."""
         child = self.child(name)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
@@ -231,11 +232,69 @@ async def provision(
         log.info("consumer %s: %s", durable.name, ", ".join(durable.filters))
 
 
-async def set_up(settings: ConsumerSettings, durables: Sequence[Durable]) -> None:
-    """The setup step: connected as ``settings`` say (NATS's setup user), :func:`provision`."""
+async def missing(
+    js: JetStreamContext, subjects: Subjects, durables: Sequence[Durable]
+) -> list[str]:
+    """What :func:`provision` makes that is not there: streams, durable consumers, lease
+    buckets, by name."""
+    wanted: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+        (f"stream {name}", partial(js.stream_info, name))
+        for name in (subjects.objects_stream, subjects.journal_stream, subjects.deadletter_stream)
+    ]
+    for durable in durables:
+        wanted.append(
+            (
+                f"consumer {durable.name}",
+                partial(js.consumer_info, subjects.objects_stream, durable.name),
+            )
+        )
+        bucket = subjects.leases_bucket(durable.name)
+        wanted.append((f"bucket {bucket}", partial(js.stream_info, f"KV_{bucket}")))
+    gone = []
+    for name, look in wanted:
+        try:
+            await look()
+        except NotFoundError:
+            gone.append(name)
+    return gone
+
+
+async def keep_provisioned(
+    js: JetStreamContext,
+    subjects: Subjects,
+    settings: ConsumerSettings,
+    durables: Sequence[Durable],
+    every: float = 10.0,
+) -> None:
+    """For ever: what :func:`provision` makes, made again once gone — a bus restarted on
+    memory storage lost it all, or someone deleted a stream. The services wait for it (not
+    ready, saying so); the watcher then finds the objects stream new and publishes the
+    cluster again, and every service starts again from it."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            gone = await missing(js, subjects, durables)
+            if gone:
+                log.warning("%s gone: making them again", ", ".join(gone))
+                await provision(js, subjects, settings, durables)
+        except (TimeoutError, NatsError) as exc:  # the bus away: looked at again later
+            log.info("bus not checked: %s", exc or type(exc).__name__)
+
+
+async def set_up(
+    settings: ConsumerSettings,
+    durables: Sequence[Durable],
+    *,
+    keep: bool = False,
+    every: float = 10.0,
+) -> None:
+    """The setup step: connected as ``settings`` say (NATS's setup user), :func:`provision`;
+    ``keep``: then :func:`keep_provisioned` (looking ``every`` s) until cancelled."""
     subjects = settings.subjects
     nc = await bus.connect(settings, subjects.service_name(SETUP))
     try:
         await provision(nc.jetstream(), subjects, settings, durables)
+        if keep:
+            await keep_provisioned(nc.jetstream(), subjects, settings, durables, every)
     finally:
         await nc.drain()
