@@ -4,6 +4,7 @@ processes, a namespace of its own."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -24,31 +25,31 @@ def chaos_cluster() -> Iterator[ControlPlane]:
         yield cp
 
 
-@pytest.fixture
-def system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
-    started = start_system(chaos_cluster, tmp_path)
+@contextlib.contextmanager
+def _started(cp: ControlPlane, workdir: Path, **how: bool) -> Iterator[System]:
+    started = start_system(cp, workdir, **how)
     try:
         yield started
     finally:
         started.stop()
+
+
+@pytest.fixture
+def system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
+    with _started(chaos_cluster, tmp_path) as started:
+        yield started
 
 
 @pytest.fixture
 def cluster_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
-    started = start_system(chaos_cluster, tmp_path, cluster=True)
-    try:
+    with _started(chaos_cluster, tmp_path, cluster=True) as started:
         yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture
 def memory_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
-    started = start_system(chaos_cluster, tmp_path, memory=True)
-    try:
+    with _started(chaos_cluster, tmp_path, memory=True) as started:
         yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture

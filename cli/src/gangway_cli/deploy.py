@@ -32,8 +32,9 @@ import base64
 import datetime
 import secrets
 import sys
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -499,28 +500,27 @@ def _run_bus(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_webhook_cert(args: argparse.Namespace) -> int:
-    target = WebhookCertificate(namespace=args.namespace, name=args.name)
+def _in_cluster(kubeconfig: Path | None, act: Callable[[Kube], Awaitable[str]]) -> str:
+    """``act`` with a client of the cluster (in-cluster, or ``kubeconfig``), run to its end."""
 
     async def run() -> str:
-        kube = await _with_kube(args.kubeconfig)
+        kube = await _with_kube(kubeconfig)
         async with kube:
-            return await ensure_webhook_certificate(kube, target)
+            return await act(kube)
 
-    outcome = asyncio.run(run())
+    return asyncio.run(run())
+
+
+def _run_webhook_cert(args: argparse.Namespace) -> int:
+    target = WebhookCertificate(namespace=args.namespace, name=args.name)
+    outcome = _in_cluster(args.kubeconfig, partial(ensure_webhook_certificate, target=target))
     print(f"Secret {target.namespace}/{target.name}: certificate {outcome}; CA in the webhook")
     return 0
 
 
 def _run_nats_cert(args: argparse.Namespace) -> int:
     target = NatsCertificate(namespace=args.namespace)
-
-    async def run() -> str:
-        kube = await _with_kube(args.kubeconfig)
-        async with kube:
-            return await ensure_nats_certificate(kube, target)
-
-    outcome = asyncio.run(run())
+    outcome = _in_cluster(args.kubeconfig, partial(ensure_nats_certificate, target=target))
     print(f"Secret {target.namespace}/{target.secret}: certificate {outcome}")
     if outcome == "issued with a new CA":
         print("the services trust the CA they started with: restart them (kubectl rollout restart)")
