@@ -6,6 +6,7 @@ naming it, or admitted with a warning under failure policy Ignore."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,13 @@ from nats.aio.client import Client as NatsClient
 
 from gangway_backend_kube.backend import KubeBackend
 from gangway_contracts.subjects import PodgangOperation, Subjects
+from gangway_runtime.status import PODCLIQUESETS
 from tests.integration.watcher.conftest import labelled
 from tests.support.admission import create, patch, registered, running_admission
 from tests.support.backends import running_backend
 from tests.support.manifests import fixture, on_scheduler
-from tests.support.podgang import running_podgang
+from tests.support.podgang import pods, running_podgang
+from tests.support.store import eventually
 
 CONFIG = {"profiles": [{"name": "default-scheduler", "default": True}]}
 DENIED = 'admission webhook "podcliquesets.gangway.dev" denied the request: '
@@ -100,6 +103,11 @@ async def test_what_the_api_server_refuses_of_the_pods_is_refused_naming_the_fie
                 for case, (change, _) in REFUSED.items()
             }
             assert await create(api, _workload(namespace, "fine"), namespace) == ""
+            # An update: its sample pods are named apart from the pods that exist.
+            await eventually(partial(pods, api, namespace), lambda found: len(found) == 4)
+            pull, _ = REFUSED["an image pull policy Kubernetes lacks"]
+            changed = _workload(namespace, "fine", pull)["spec"]
+            updated = await patch(api, PODCLIQUESETS.path(namespace, "fine"), {"spec": changed})
             # A pod the namespace's Pod Security level forbids (403, not 422): refused too.
             restricted = {"pod-security.kubernetes.io/enforce": "restricted"}
             await patch(
@@ -116,6 +124,7 @@ async def test_what_the_api_server_refuses_of_the_pods_is_refused_naming_the_fie
                 assert await create(api, _workload(namespace, "x", change), namespace, True) == ""
     for case, (_, words) in REFUSED.items():
         assert said[case].startswith(f"HTTP 422 Invalid: {DENIED}{words}"), (case, said[case])
+    assert f"{DENIED}{POD}.containers[0].imagePullPolicy: Unsupported value" in updated, updated
     assert forbidden.startswith(f"HTTP 422 Invalid: {DENIED}{POD}: pods "), forbidden
     assert 'violates PodSecurity "restricted:latest"' in forbidden
 

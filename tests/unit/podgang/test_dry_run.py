@@ -29,6 +29,7 @@ def test_a_pods_fields_are_named_where_the_podcliqueset_holds_them() -> None:
         "spec.template.cliques[2].spec.podSpec.containers[0].env[1].valueFrom"
     )
     assert field("spec.containers[0].env[0].value") is None  # Grove's variable
+    assert field("spec.initContainers[0].image") is None  # podgang's (startup order)
     assert field("metadata.labels[app]") == "spec.template.cliques[2].labels[app]"
     assert field("metadata.annotations") == "spec.template.cliques[2].annotations"
     assert field("metadata.name") is None  # podgang's own making
@@ -43,4 +44,7 @@ def test_one_pod_of_each_clique_made_as_podgang_makes_it() -> None:
     for at, pod in samples:
         assert pod["metadata"]["labels"]["grove.io/podclique"].endswith(cliques[at].name)
         assert pod["metadata"]["namespace"] == pcs.metadata.namespace
+        # Named by the server: an update's sample is not a pod that exists.
+        assert "name" not in pod["metadata"]
+        assert pod["metadata"]["generateName"].endswith(f"-{cliques[at].name}-0-")
         assert {"name": PODGANG_PENDING_CREATION_GATE} in pod["spec"]["schedulingGates"]

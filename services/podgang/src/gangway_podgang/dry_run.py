@@ -54,15 +54,19 @@ def sample_pods(pcs: PodCliqueSet, startup_image: str) -> list[tuple[int, dict[s
         for group in gang.podgroups:
             at = index[group.clique.name]
             if at not in found and group.pods:
-                found[at] = pod_manifest(
-                    gang, group, 0, pcs, _NO_PODGANG, startup_image=startup_image
-                )
+                pod = pod_manifest(gang, group, 0, pcs, _NO_PODGANG, startup_image=startup_image)
+                # An update's sample would be named as a pod that exists (409): a name of
+                # its own, given by the server.
+                pod["metadata"]["generateName"] = f"{pod['metadata'].pop('name')}-"
+                found[at] = pod
     return sorted(found.items())
 
 
-# A container's variable: podgang puts Grove's variables first (discovery.with_variables),
-# so the template's n-th is the pod's n+k-th.
-_VARIABLE: Final = re.compile(r"^spec\.(containers|initContainers)\[(\d+)\]\.env\[(\d+)\]")
+# A container's field; podgang appends an init container of its own (startup order) and
+# puts Grove's variables first in each env (discovery.with_variables): the template's n-th
+# variable is the pod's n+k-th.
+_CONTAINER: Final = re.compile(r"^spec\.(containers|initContainers)\[(\d+)\]")
+_VARIABLE: Final = re.compile(r"^\.env\[(\d+)\]")
 
 
 def clique_field(
@@ -71,13 +75,21 @@ def clique_field(
     """The PodCliqueSet field a field of ``pod`` (made from the clique's podSpec
     ``template``) comes from; None for one podgang sets itself."""
     base = f"spec.template.cliques[{clique}]"
-    if found := _VARIABLE.match(pod_field):
-        kind, container, at = found[1], int(found[2]), int(found[3])
-        name = pod["spec"][kind][container]["env"][at].get("name")
-        own = [v.get("name") for v in template.get(kind, [])[container].get("env") or []]
-        if name not in own:  # one of Grove's variables
+    if found := _CONTAINER.match(pod_field):
+        kind, container, rest = found[1], int(found[2]), pod_field[found.end() :]
+        theirs = template.get(kind) or []
+        if container >= len(theirs):  # podgang's init container
             return None
-        pod_field = f"spec.{kind}[{container}].env[{own.index(name)}]{pod_field[found.end() :]}"
+        if variable := _VARIABLE.match(rest):
+            try:
+                name = pod["spec"][kind][container]["env"][int(variable[1])].get("name")
+            except (KeyError, IndexError, TypeError, AttributeError):
+                return None
+            own = [v.get("name") for v in theirs[container].get("env") or []]
+            if name not in own:  # one of Grove's variables
+                return None
+            rest = f".env[{own.index(name)}]{rest[variable.end() :]}"
+        pod_field = f"spec.{kind}[{container}]{rest}"
     if pod_field.startswith("spec."):
         return f"{base}.spec.podSpec.{pod_field.removeprefix('spec.')}"
     for made_from in ("metadata.labels", "metadata.annotations"):
