@@ -27,6 +27,7 @@ import os
 import platform
 import statistics
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -69,7 +70,8 @@ SCENARIOS: Final[dict[str, tuple[dict[str, bool], Fault, Fault]]] = {
 async def one_run(cp: ControlPlane, scenario: str, gangs: int) -> tuple[float, float, float]:
     with tempfile.TemporaryDirectory(prefix="gangway-chaos-") as work:
         how, setup, fault = SCENARIOS[scenario]
-        system = start_system(cp, Path(work), **how)
+        # In a thread: starting a bus with users runs a loop of its own (LocalBus.start).
+        system = await asyncio.to_thread(partial(start_system, cp, Path(work), **how))
         try:
             setup(system)
             async with admin_client(cp.kubeconfig) as api, fresh_namespace(api) as namespace:
