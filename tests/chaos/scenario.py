@@ -243,9 +243,10 @@ async def until(
 
 
 async def journal_gaps(system: System, namespace: str, name: str, gangs: int) -> list[str]:
-    """Each gang's step the journal lacks: an entry lost. (Twice is allowed: a replica may
-    make up for an entry another had not stored yet; objects made twice are checked on the
-    cluster, not here.)"""
+    """Each gang's step the journal lacks from the service that owns it (its writer as its
+    subject names it): an entry lost, or written by another. (Twice is allowed: a replica
+    may make up for an entry another had not stored yet; objects made twice are checked on
+    the cluster, not here.)"""
     nc = await nats.connect(servers=system.nats.url.split(","))
     try:
         found = await journal.read(nc.jetstream(), system.subjects, namespace, name)
@@ -258,7 +259,16 @@ async def journal_gaps(system: System, namespace: str, name: str, gangs: int) ->
         ev.BackendSynced,
         ev.GatesLifted,
     )
-    seen = {(type(e).__name__, e.podgang) for e in found if isinstance(e, steps)}
+    podgang, backend = (
+        system.subjects.service_name("podgang"),
+        system.subjects.service_name(BACKEND),
+    )
+    seen = {
+        (type(e).__name__, e.podgang)
+        for e in found
+        if isinstance(e, steps)
+        and e.service == (backend if isinstance(e, ev.BackendSynced) else podgang)
+    }
     return [
         f"{name}-{i}: no {step.__name__}"
         for i in range(gangs)
