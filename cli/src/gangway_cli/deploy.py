@@ -482,26 +482,25 @@ def _run_bus(args: argparse.Namespace) -> int:
     made = durables(subjects, config)
     streams = stream_configs(subjects, settings.streams)
 
-    async def setup() -> None:
-        await set_up(settings, made)
+    def said() -> None:
         print(f"streams: {', '.join(str(stream.name) for stream in streams)}")
         print(f"consumers and their leases: {', '.join(durable.name for durable in made)}")
+        if args.keep:
+            print("kept: whatever goes missing is made again (looked at every 10s)", flush=True)
 
     async def keep() -> None:
         """Until stopped, through any outage (it starts beside a bus not up yet): a
         restarted container would be a failure to see, this is not one."""
         while True:
             try:
-                await setup()
-                print("kept: whatever goes missing is made again (looked at every 10s)", flush=True)
-                await set_up(settings, made, keep=True)
+                await set_up(settings, made, keep=True, provisioned=said)
             except (OSError, TimeoutError, NatsError) as exc:
                 why = exc or type(exc).__name__
                 print(f"NATS at {settings.nats_url}: {why}; again in 5s", flush=True)
                 await asyncio.sleep(5)
 
     try:
-        asyncio.run(keep() if args.keep else setup())
+        asyncio.run(keep() if args.keep else set_up(settings, made, provisioned=said))
     except (OSError, TimeoutError, NatsError, StreamConfigError) as exc:
         print(f"NATS at {settings.nats_url}: {exc or type(exc).__name__}", file=sys.stderr)
         return 1

@@ -118,9 +118,11 @@ async def test_a_bus_that_lost_its_memory_gets_it_all_made_again(tmp_path: Path)
         setup = await bus.connect(local.as_user(settings, SETUP), "gangway-setup")
         try:
             js = setup.jetstream()
-            assert await streams.missing(js, subjects, made) == []
+            assert await streams.missing(js, subjects, settings, made) == []
             await asyncio.to_thread(local.server.restart)
-            await eventually(lambda: streams.missing(js, subjects, made), lambda gone: not gone)
+            await eventually(
+                lambda: streams.missing(js, subjects, settings, made), lambda gone: not gone
+            )
         finally:
             await setup.close()
         watcher = await bus.connect(local.as_user(settings, "watcher"), "gangway-watcher")

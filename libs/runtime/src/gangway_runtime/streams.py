@@ -233,13 +233,16 @@ async def provision(
 
 
 async def missing(
-    js: JetStreamContext, subjects: Subjects, durables: Sequence[Durable]
+    js: JetStreamContext,
+    subjects: Subjects,
+    settings: ConsumerSettings,
+    durables: Sequence[Durable],
 ) -> list[str]:
     """What :func:`provision` makes that is not there: streams, durable consumers, lease
     buckets, by name."""
     wanted: list[tuple[str, Callable[[], Awaitable[object]]]] = [
-        (f"stream {name}", partial(js.stream_info, name))
-        for name in (subjects.objects_stream, subjects.journal_stream, subjects.deadletter_stream)
+        (f"stream {config.name}", partial(js.stream_info, str(config.name)))
+        for config in stream_configs(subjects, settings.streams)
     ]
     for durable in durables:
         wanted.append(
@@ -249,7 +252,7 @@ async def missing(
             )
         )
         bucket = subjects.leases_bucket(durable.name)
-        wanted.append((f"bucket {bucket}", partial(js.stream_info, f"KV_{bucket}")))
+        wanted.append((f"bucket {bucket}", partial(js.key_value, bucket)))
     gone = []
     for name, look in wanted:
         try:
@@ -273,7 +276,7 @@ async def keep_provisioned(
     while True:
         await asyncio.sleep(every)
         try:
-            gone = await missing(js, subjects, durables)
+            gone = await missing(js, subjects, settings, durables)
             if gone:
                 log.warning("%s gone: making them again", ", ".join(gone))
                 await provision(js, subjects, settings, durables)
@@ -287,13 +290,16 @@ async def set_up(
     *,
     keep: bool = False,
     every: float = 10.0,
+    provisioned: Callable[[], None] = lambda: None,
 ) -> None:
-    """The setup step: connected as ``settings`` say (NATS's setup user), :func:`provision`;
-    ``keep``: then :func:`keep_provisioned` (looking ``every`` s) until cancelled."""
+    """The setup step: connected as ``settings`` say (NATS's setup user), :func:`provision`,
+    then ``provisioned()``; ``keep``: then :func:`keep_provisioned` (looking ``every`` s)
+    until cancelled."""
     subjects = settings.subjects
     nc = await bus.connect(settings, subjects.service_name(SETUP))
     try:
         await provision(nc.jetstream(), subjects, settings, durables)
+        provisioned()
         if keep:
             await keep_provisioned(nc.jetstream(), subjects, settings, durables, every)
     finally:
