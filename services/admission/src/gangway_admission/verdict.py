@@ -119,22 +119,20 @@ async def _decide(
         backend = config.backend_for(pcs)
     except FieldErrors as exc:
         return rejected(Reason.SCHEDULER, exc.errors)
-    admitted = Verdict(allowed=True, reason=Reason.ADMITTED, backend=backend)
-    if backend in policy.unreachable:
-        skipped = f'validation by scheduler backend "{backend}": it answers only in the cluster'
-        by_backend: Awaitable[Verdict] = _done(replace(admitted, skipped=[skipped]))
-    else:
-        by_backend = _ask(backend, request, ask, policy)
+
+    async def by_backend() -> Verdict:
+        if backend in policy.unreachable:
+            skipped = f'validation by scheduler backend "{backend}": it answers only in the cluster'
+            admitted = Verdict(allowed=True, reason=Reason.ADMITTED, backend=backend)
+            return replace(admitted, skipped=[skipped])
+        return await _ask(backend, request, ask, policy)
+
     same_pods = old is not None and old.spec.template.cliques == pcs.spec.template.cliques
     if dry_run is None or same_pods:  # an update that changes no clique changes no pod
-        return await by_backend
+        return await by_backend()
     # Asked at once: the review's time is the slower of the two, not their sum.
-    asked, tried = await asyncio.gather(by_backend, _dry_run(pcs, dry_run, policy))
+    asked, tried = await asyncio.gather(by_backend(), _dry_run(pcs, dry_run, policy))
     return _both(asked, tried)
-
-
-async def _done(verdict: Verdict) -> Verdict:
-    return verdict
 
 
 def _both(asked: Verdict, tried: Verdict) -> Verdict:
