@@ -7,13 +7,10 @@ Every replica joins the same queue group, so a request reaches exactly one of th
 from __future__ import annotations
 
 import contextlib
-import inspect
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from typing import Any, TypeVar
 
-import msgspec
 from nats.aio.client import Client as NatsClient
 from nats.micro import add_service
 from nats.micro.request import Request
@@ -22,12 +19,10 @@ from opentelemetry import trace
 from gangway_backendkit import metrics
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Backend
-from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.rpc import PreparePodsRequest, ValidateRequest
 from gangway_contracts.subjects import BackendOperation
-from gangway_runtime import tracing
+from gangway_runtime.micro import endpoint
 
-log = logging.getLogger(__name__)
 tracer = trace.get_tracer("gangway.backendkit")
 R = TypeVar("R")
 
@@ -37,32 +32,15 @@ def _endpoint(
     operation: BackendOperation,
     request_type: type[R],
     answer: Callable[[R], Any | Awaitable[Any]],
-) -> Callable[[Request], Any]:
-    name = f"{backend} {operation.value}"
+) -> Callable[[Request], Awaitable[None]]:
     count = partial(metrics.REQUESTS.labels, backend, operation.value)
-
-    async def handle(request: Request) -> None:
-        parent = tracing.context_from_headers(request.headers)
-        with tracer.start_as_current_span(name, context=parent):
-            try:
-                decoded = msgspec.json.decode(request.data, type=request_type)
-            except MALFORMED as exc:
-                count("malformed").inc()
-                await request.respond_error("400", f"malformed request: {exc}")
-                return
-            try:
-                reply = answer(decoded)
-                if inspect.isawaitable(reply):
-                    reply = await reply
-            except Exception as exc:  # the caller retries; the service goes on
-                log.exception("%s failed", name)
-                count("error").inc()
-                await request.respond_error("500", f"{type(exc).__name__}: {exc}")
-                return
-            count("ok").inc()
-            await request.respond(to_json(reply))
-
-    return handle
+    return endpoint(
+        f"{backend} {operation.value}",
+        request_type,
+        answer,
+        tracer=tracer,
+        counted=lambda outcome: count(outcome).inc(),
+    )
 
 
 @contextlib.asynccontextmanager

@@ -14,10 +14,9 @@ from typing import Any, Final
 
 import msgspec
 from nats.aio.client import Client as NatsClient
-from nats.errors import NoRespondersError
 
 from gangway_contracts import labels
-from gangway_contracts.codec import MALFORMED, to_json
+from gangway_contracts.codec import to_json
 from gangway_contracts.grove import PodGang
 from gangway_contracts.rpc import (
     PodsPrepared,
@@ -27,12 +26,9 @@ from gangway_contracts.rpc import (
     ValidateRequest,
 )
 from gangway_contracts.subjects import BackendOperation, Subjects
-from gangway_runtime import tracing
 from gangway_runtime.consumer import Transient
+from gangway_runtime.micro import request_reply
 
-# nats.micro's error reply: a status code in this header, the description in the next.
-SERVICE_ERROR_CODE: Final = "Nats-Service-Error-Code"
-SERVICE_ERROR: Final = "Nats-Service-Error"
 # A prepare-pods request is split to stay this far under the server's maximum payload (the
 # reply is the same pods with a few labels more).
 PAYLOAD_SHARE: Final = 0.8
@@ -129,37 +125,6 @@ class BackendClient:
             unavailable=unavailable,
             botched=botched,
         )
-
-
-async def request_reply(
-    nc: NatsClient,
-    subject: str,
-    payload: bytes,
-    *,
-    reply: Any,  # a reply type, or a tagged union of them
-    wait_seconds: float,
-    unavailable: Callable[[str], Exception],
-    botched: Callable[[str, str], Exception],
-) -> Any:
-    """One request to a NATS micro service, traced, its reply decoded as ``reply``.
-    ``unavailable(why)`` is raised when nobody answers in time, ``botched(reason,
-    message)`` when the answer is an error or not a ``reply``."""
-    headers: dict[str, str] = {}
-    tracing.inject(headers)
-    try:
-        msg = await nc.request(subject, payload, timeout=wait_seconds, headers=headers)
-    except NoRespondersError:
-        raise unavailable(f"has no running replica ({subject})") from None
-    except TimeoutError:
-        raise unavailable(f"did not answer within {wait_seconds:g}s ({subject})") from None
-    if msg.headers and (SERVICE_ERROR_CODE in msg.headers or SERVICE_ERROR in msg.headers):
-        error = msg.headers.get(SERVICE_ERROR) or msg.headers[SERVICE_ERROR_CODE]
-        raise botched("BackendError", f"failed: {error}")
-    try:
-        return msgspec.json.decode(msg.data, type=reply)
-    except MALFORMED as exc:
-        operation = subject.rsplit(".", 1)[-1]
-        raise botched("InvalidReply", f"answered with no {operation} reply: {exc}") from None
 
 
 def chunks(podgang: PodGang, pods: list[dict[str, Any]], limit: int) -> list[list[dict[str, Any]]]:

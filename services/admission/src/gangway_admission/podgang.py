@@ -12,8 +12,8 @@ from gangway_contracts.codec import to_json
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.rpc import DryRunPodsReply, DryRunPodsRequest
 from gangway_contracts.subjects import PodgangOperation, Subjects
-from gangway_runtime.backends import request_reply
 from gangway_runtime.consumer import Transient
+from gangway_runtime.micro import request_reply
 
 
 class PodgangUnavailable(Transient):

@@ -16,24 +16,22 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any, Final
 
 import msgspec
 from nats.aio.client import Client as NatsClient
 from nats.micro import add_service
-from nats.micro.request import Request
 from opentelemetry import trace
 
-from gangway_contracts.codec import MALFORMED, to_json
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.rpc import DryRunPodsReply, DryRunPodsRequest
 from gangway_contracts.subjects import PodgangOperation, Subjects
 from gangway_podgang.manifests import pod_manifest
 from gangway_podgang.plan import plan_podgangs
-from gangway_runtime import tracing
 from gangway_runtime.kube import Kube, KubeError, StatusCause
+from gangway_runtime.micro import endpoint
 from gangway_runtime.status import PODS
 
 log = logging.getLogger(__name__)
@@ -157,27 +155,15 @@ async def serve_dry_runs(
         description="Gangway podgang: would the API server take a PodCliqueSet's pods",
     )
 
-    async def handle(request: Request) -> None:
-        parent = tracing.context_from_headers(request.headers)
-        with tracer.start_as_current_span("dry-run pods", context=parent):
-            try:
-                asked = msgspec.json.decode(request.data, type=DryRunPodsRequest)
-            except MALFORMED as exc:
-                await request.respond_error("400", f"malformed request: {exc}")
-                return
-            try:
-                reply = await dry_run_pods(kube, asked.podcliqueset, startup_image)
-            except Exception as exc:  # the webhook decides by its failure policy
-                log.exception("dry-run of pods failed")
-                await request.respond_error("500", f"{type(exc).__name__}: {exc}")
-                return
-            await request.respond(to_json(reply))
+    def answer(asked: DryRunPodsRequest) -> Awaitable[DryRunPodsReply]:
+        return dry_run_pods(kube, asked.podcliqueset, startup_image)
 
     try:
         await service.add_endpoint(
             name=PodgangOperation.DRY_RUN_PODS.value,
             subject=subjects.podgang(PodgangOperation.DRY_RUN_PODS),
-            handler=handle,
+            # A failure is a 500: the webhook decides by its failure policy.
+            handler=endpoint("dry-run pods", DryRunPodsRequest, answer, tracer=tracer),
         )
         yield
     finally:
