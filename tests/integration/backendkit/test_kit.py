@@ -19,6 +19,7 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import Synced
 from gangway_backendkit.run import serve
 from gangway_backendkit.settings import BackendSettings
+from gangway_contracts import labels
 from gangway_contracts.codec import from_object, to_json
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateReply, ValidateRequest
@@ -31,7 +32,7 @@ from gangway_contracts.subjects import (
 from gangway_runtime import tasks
 from tests.integration.watcher.conftest import podcliqueset, podgang
 from tests.support.backends import backend_synced, live, running_backend
-from tests.support.kube import kube_of, server_side_apply
+from tests.support.kube import kube_of, merge_patch, resource_path, server_side_apply
 from tests.support.store import dead_letters, eventually, until_ready
 from tests.support.stub_backend import NAME, StubBackend
 
@@ -71,6 +72,45 @@ async def test_podgangs_get_the_backends_condition(
         # What the scheduler cannot do is reported, not retried.
         failed = await eventually(lambda: condition(api, namespace, "unsupported-c"), bool)
         assert (failed["status"], failed["reason"]) == ("False", "Unsupported")
+
+
+async def test_a_podgang_being_filled_is_synced_early_and_said_synced_once_filled(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """Initialized=False at its generation: its pods are being made, and the pod references
+    come with the next generation. The backend makes its resources at once but writes
+    BackendSynced only for the generation that carries the references: once, not twice."""
+    doc = podgang(namespace, "filling-d", NAME)
+    doc["metadata"]["labels"][labels.COMPONENT] = labels.COMPONENT_PODGANG
+    early = {"backend": NAME, "result": "early"}
+    before = REGISTRY.get_sample_value("gangway_backend_syncs_total", early) or 0
+
+    async def synced_early() -> float:
+        return REGISTRY.get_sample_value("gangway_backend_syncs_total", early) or 0
+
+    async with system(api, nc, subjects, namespace) as backend:
+        made = await server_side_apply(api, doc, namespace)
+        path = await resource_path(api, doc, namespace)
+        pending = {
+            "type": labels.INITIALIZED,
+            "status": "False",
+            "reason": "PodsPending",
+            "message": "pods not all created yet",
+            "lastTransitionTime": "2026-11-26T00:00:00Z",
+            "observedGeneration": made["metadata"]["generation"],
+        }
+        status = {"status": {"phase": "Pending", "conditions": [pending]}}
+        await merge_patch(api, f"{path}/status", status)
+        await eventually(synced_early, lambda n: n > before)
+        assert backend.syncs["filling-d"] >= 1, "its resources are made early"
+        assert not await condition(api, namespace, "filling-d")
+
+        await merge_patch(api, path, {"spec": {"priorityClassName": "references-filled"}})
+        synced = await eventually(
+            lambda: condition(api, namespace, "filling-d"), lambda c: c.get("status") == "True"
+        )
+    filled = made["metadata"]["generation"] + 1
+    assert synced["observedGeneration"] == synced["generation"] == filled
 
 
 async def test_bad_and_hopeless_messages_are_dead_lettered(

@@ -155,12 +155,12 @@ class JournalWriter:
         self._journaled.add(step)
         return msg_id
 
-    async def store(self, event: JournalEvent) -> None:
+    async def store(self, event: JournalEvent, once: str = "") -> None:
         """:meth:`put`, then wait until the stream stores the entry (or a full buffer drops
         it, said as :meth:`put` says it). A handler that acknowledges its message only after
         loses no entry to a crash between the two: the message comes back, and the step,
         found done, is journaled then (:meth:`ensure`)."""
-        msg_id = self._put(event)
+        msg_id = self._put(event, once)
         await self._awaited.setdefault(msg_id, asyncio.get_running_loop().create_future())
 
     def _settle(self, msg_id: str) -> None:
@@ -174,12 +174,14 @@ class JournalWriter:
         no event built: call :meth:`ensure` only on True."""
         return _step(kind, workload, podgang) not in self._journaled
 
-    async def ensure(self, event: JournalEvent, since: datetime) -> None:
+    async def ensure(self, event: JournalEvent, since: datetime, once: str = "") -> None:
         """Journal ``event`` unless its subject (its workload, type and PodGang) holds an
         entry from ``since`` on (the creation of the object it is about). A service calls
         this for every step the cluster shows done (when :meth:`missing`): an entry a crash
         lost between the write and the journal is made up for, level-triggered, and stamped
-        when it was found. The store is asked once per subject per process."""
+        when it was found. The store is asked once per subject per process. ``once``: the
+        id the step's own entry is put under, so that an entry made up while another
+        process's is still on its way is stored once."""
         subject, step = subject_of(self._subjects, event, self._writer), _step_of(event)
         if step in self._journaled:
             return
@@ -200,7 +202,7 @@ class JournalWriter:
             return
         log.info("journal %s: the cluster shows this step done, the journal lacks it", subject)
         JOURNAL_RECOVERED.inc()
-        self.put(event)
+        self.put(event, once)
 
     async def append(self, event: JournalEvent) -> None:
         """:meth:`put`, for callers that take an async journal function."""
