@@ -110,6 +110,22 @@ def _set_aside(podgang: PodGang) -> str | None:
     return None
 
 
+def _filling(podgang: PodGang) -> bool:
+    """Its maker is still creating its pods: Initialized is False at its current generation
+    (PodsPending). The pod references come with the next generation, which would leave a
+    BackendSynced written now stale at once: a second write, and a second journal step, for
+    every gang. Its resources are made now, early; the condition waits for the references."""
+    initialized = podgang.current_condition(labels.INITIALIZED)
+    return initialized is not None and initialized.status == "False"
+
+
+def _step_id(podgang: PodGang) -> str:
+    """The id a PodGang's BackendSynced entry is stored under: one step per PodGang and
+    generation, whichever replica writes it or makes it up (the stream stores it once)."""
+    meta = podgang.metadata
+    return f"synced/{meta.uid}/{meta.generation}"
+
+
 def _synced_at_generation(podgang: PodGang) -> bool:
     synced = podgang.current_condition(labels.BACKEND_SYNCED)
     return synced is not None and synced.status == "True"
@@ -192,15 +208,18 @@ class PodGangHandler:
                 metrics.SYNCS.labels(name, aside).inc()
                 return
             current = msgspec.json.decode(record.object)
-            synced = self._synced(key, podgang, record.resource_version)
-            if not drift and synced:
-                metrics.SYNCS.labels(name, "skipped").inc()
+            if self._synced(key, podgang, record.resource_version) and (
+                # only the status moved (ours or another's condition): nothing to do
+                not drift
+                # the scheduler wrote its status: no API read to find nothing to do
+                or (mirrored and await self._as_desired(podgang, mirrored))
+            ):
+                metrics.SYNCS.labels(name, "unchanged" if drift else "skipped").inc()
+                # The replica that wrote the condition may have died before its entry was
+                # stored: whichever message comes next, about the PodGang or a resource.
                 if _synced_at_generation(podgang):
                     await self._journaled(podgang)
-                return  # only the status moved (ours or another's condition): nothing to do
-            if mirrored and synced and await self._as_desired(podgang, mirrored):
-                metrics.SYNCS.labels(name, "unchanged").inc()
-                return  # the scheduler wrote its status: no API read to find nothing to do
+                return
             try:
                 result: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)
             except SyncFailed as failed:
@@ -211,6 +230,9 @@ class PodGangHandler:
             except Exception:
                 metrics.SYNCS.labels(name, "error").inc()
                 raise
+            if isinstance(result, Synced) and _filling(podgang):
+                metrics.SYNCS.labels(name, "early").inc()
+                return
             await self._report(key, podgang, current, result)
             metrics.SYNCS.labels(name, "synced" if isinstance(result, Synced) else "failed").inc()
 
@@ -249,7 +271,7 @@ class PodGangHandler:
         name = podgang.metadata.name
         if created and self.journal.missing(BackendSynced, _workload(podgang), name):
             event = BackendSynced(resources=[], **self._common(podgang))
-            await self.journal.ensure(event, datetime.fromisoformat(created))
+            await self.journal.ensure(event, datetime.fromisoformat(created), _step_id(podgang))
 
     def _common(self, podgang: PodGang) -> dict[str, Any]:
         """The fields every journal entry about ``podgang`` carries."""
@@ -305,4 +327,4 @@ class PodGangHandler:
         # Stored before the message that brought this sync is acknowledged: the step is
         # often a PodGang's last change, and a crash with the entry still buffered left no
         # later message to make it up for.
-        await self.journal.store(event)
+        await self.journal.store(event, _step_id(podgang) if isinstance(result, Synced) else "")

@@ -9,7 +9,9 @@ SYNCS = Counter(
     "PodGang syncs by result: synced, failed (a SyncFailed verdict), error (retried), "
     "skipped (already synced at this generation), unchanged (a change to one of its "
     "resources that left it as desired, seen from the mirror), deleted, awaiting-status (a "
-    "PodGang podgang made, before podgang's first status write: synced when that lands)",
+    "PodGang podgang made, before podgang's first status write: synced when that lands), "
+    "early (its resources made while its pods are created: the condition waits for the "
+    "pod references)",
     ["backend", "result"],
 )
 SYNC_SECONDS = Histogram(
