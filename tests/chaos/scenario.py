@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -243,10 +244,10 @@ async def until(
 
 
 async def journal_gaps(system: System, namespace: str, name: str, gangs: int) -> list[str]:
-    """Each gang's step the journal lacks from the service that owns it (its writer as its
-    subject names it): an entry lost, or written by another. (Twice is allowed: a replica
-    may make up for an entry another had not stored yet; objects made twice are checked on
-    the cluster, not here.)"""
+    """What is wrong with each gang's journal: a step missing, a step journaled more than
+    once, or one written by a service that does not own it (its writer as its subject names
+    it). Every gang has each step exactly once, whatever failed on the way: a replica that
+    makes up an entry another had not stored yet puts it under the same id, stored once."""
     nc = await nats.connect(servers=system.nats.url.split(","))
     try:
         found = await journal.read(nc.jetstream(), system.subjects, namespace, name)
@@ -263,17 +264,18 @@ async def journal_gaps(system: System, namespace: str, name: str, gangs: int) ->
         system.subjects.service_name("podgang"),
         system.subjects.service_name(BACKEND),
     )
-    seen = {
-        (type(e).__name__, e.podgang)
+    counted = Counter((type(e).__name__, e.podgang) for e in found if isinstance(e, steps))
+    wrong = [
+        f"{e.podgang}: {type(e).__name__} written by {e.service}"
         for e in found
         if isinstance(e, steps)
-        and e.service == (backend if isinstance(e, ev.BackendSynced) else podgang)
-    }
-    return [
-        f"{name}-{i}: no {step.__name__}"
+        and e.service != (backend if isinstance(e, ev.BackendSynced) else podgang)
+    ]
+    return wrong + [
+        f"{name}-{i}: {step.__name__} {times} times" if times else f"{name}-{i}: no {step.__name__}"
         for i in range(gangs)
         for step in steps
-        if (step.__name__, f"{name}-{i}") not in seen
+        if (times := counted[(step.__name__, f"{name}-{i}")]) != 1
     ]
 
 
