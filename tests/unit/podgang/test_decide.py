@@ -204,7 +204,7 @@ def test_gates_stay_on_for_each_reason_of_the_rule_book() -> None:
     )
     synced = with_condition(live, labels.BACKEND_SYNCED, True)
     assert gates_held_by(scaled_gang, synced, planned, pods, ()) == (
-        "its base gang is not scheduled"
+        "its base gang pcs-0 is not scheduled"
     )
     for _, _, pod in base.pods:
         cluster.pods[pod] = replace(cluster.pods[pod], node_name="node-1")

@@ -39,10 +39,35 @@ def pods(gang: PlannedGang, **each: Any) -> dict[str, PodRecord]:
     }
 
 
-def test_gated_pods_are_pending_and_say_so() -> None:
+def test_gated_pods_are_pending_and_say_on_what() -> None:
     gang = base_gang()
     found = placement_of(gang, pods(gang, spec={"schedulingGates": GATE}))
-    assert (found.phase, found.scheduled, found.reason) == ("Pending", False, "SchedulingGated")
+    assert (found.phase, found.scheduled, found.reason) == ("Pending", False, "Gated")
+    held = placement_of(
+        gang, pods(gang, spec={"schedulingGates": GATE}), held="its base gang g-0 is not scheduled"
+    )
+    assert held.message == "scheduling gates on: its base gang g-0 is not scheduled"
+
+
+def test_a_gang_its_backend_refused_says_the_backends_words_and_is_worth_a_write() -> None:
+    gang = base_gang()
+    refused = with_condition(
+        podgang(reported=False), labels.BACKEND_SYNCED, False, "QueueMissing", "no queue named"
+    )
+    found = placement_of(gang, pods(gang, spec={"schedulingGates": GATE}), refused)
+    assert (found.reason, found.message) == ("BackendNotSynced", "QueueMissing: no queue named")
+    assert found.to_write(refused)
+
+
+def test_the_schedulers_own_objects_come_before_the_pods_words() -> None:
+    gang = base_gang()
+    blocked = with_condition(
+        podgang(reported=False), "SchedulerBlocked", True, "OverQuota", "queue team: cpu 4 > 2"
+    )
+    found = placement_of(gang, pods(gang, status={"conditions": [UNSCHEDULABLE]}), blocked)
+    assert (found.reason, found.message) == ("OverQuota", "queue team: cpu 4 > 2")
+    cleared = with_condition(blocked, "SchedulerBlocked", False, "NotBlocked", "")
+    assert placement_of(gang, pods(gang), cleared).reason == "AwaitingScheduler"
 
 
 def test_the_schedulers_verdict_is_carried_over() -> None:
@@ -64,9 +89,9 @@ def test_every_distinct_word_of_the_scheduler_is_kept() -> None:
     assert placement.message == f"{UNSCHEDULABLE['message']}; {quorum['message']}"
 
 
-def test_not_tried_yet_is_pods_pending() -> None:
+def test_not_tried_yet_is_awaiting_the_scheduler() -> None:
     gang = base_gang()
-    assert placement_of(gang, pods(gang)).reason == "PodsPending"
+    assert placement_of(gang, pods(gang)).reason == "AwaitingScheduler"
 
 
 def test_bound_is_starting_and_scheduled_then_running() -> None:
@@ -85,6 +110,17 @@ def test_one_podgroup_below_its_minimum_is_not_scheduled() -> None:
         found[name] = compact_pod(from_object({"metadata": {"name": name}}, Pod))
     placement = placement_of(gang, found)
     assert (placement.phase, placement.scheduled) == ("Starting", False)
+    for name in short.pods:
+        found[name] = compact_pod(
+            from_object(
+                {"metadata": {"name": name}, "status": {"conditions": [UNSCHEDULABLE]}}, Pod
+            )
+        )
+    partly = placement_of(gang, found)
+    assert partly.reason == "BelowMinCount"
+    assert partly.message == (
+        f"{short.name} 0 of minimum {short.min_replicas} placed: {UNSCHEDULABLE['message']}"
+    )
 
 
 def podgang(reported: bool) -> PodGang:
@@ -93,9 +129,7 @@ def podgang(reported: bool) -> PodGang:
     )
     if not reported:
         return live
-    return with_condition(
-        live, labels.SCHEDULED, False, "SchedulingGated", "scheduling gates not lifted yet"
-    )
+    return with_condition(live, labels.SCHEDULED, False, "Gated", "scheduling gates coming off")
 
 
 def test_nothing_is_written_before_the_scheduler_acts_then_every_change_is() -> None:

@@ -83,7 +83,7 @@ def test_gangs_held_back_are_not_scheduled_and_say_the_gates_are_on() -> None:
     pcs = inference_podcliqueset()
     _, pods = everything_exists(pcs, gated=True, bound=False)
     said = progress.gangs_scheduled(pcs, plan_podgangs(pcs), pods, at=AT)
-    assert (said.status, said.reason) == ("False", "SchedulingGated")
+    assert (said.status, said.reason) == ("False", "Gated")
     assert said.message.startswith("4 of 4 PodGangs not scheduled: gates still on in ")
 
 

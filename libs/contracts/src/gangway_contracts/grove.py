@@ -559,6 +559,11 @@ class PodGang(Wire, frozen=True, kw_only=True):
     status: PodGangStatus | None = None
     """Where the gang is (written by Gangway's backends)."""
 
+    def condition(self, type_: str) -> Condition | None:
+        """The condition of that type at whatever generation: for what the spec does not
+        decide (the scheduler's view of the gang)."""
+        return find_condition(self.status.conditions if self.status else [], type_)
+
     def current_condition(self, type_: str) -> Condition | None:
         """The condition of that type if it describes the PodGang as it is now (observed at
         its current generation); None when unset or stale."""

@@ -16,8 +16,9 @@ The order GREP-375 wants falls out of the rules:
 5. once every pod exists, the PodGang's ``status.phase`` and ``Scheduled`` condition follow
    what the scheduler did with its pods, as Grove's do: Pending (none bound), Starting (some
    bound), Running (every pod Running); Scheduled once each podgroup has minReplicas bound,
-   else why not (still gated, the scheduler's verdict — Unschedulable or SchedulerError —
-   or not tried yet).
+   else why not, in the one vocabulary of ``gangway_contracts.why`` (gated and on what, the
+   backend's refusal, the scheduler's verdict from its own objects or the pods', or not
+   tried yet).
 """
 
 from __future__ import annotations
@@ -27,11 +28,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from gangway_contracts import labels
+from gangway_contracts import labels, why
 from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import NamespacedName
-from gangway_contracts.pods import SCHEDULING_GATED
 from gangway_contracts.services import Service
 from gangway_podgang.cliques import CliqueDelete
 from gangway_podgang.compact import PodRecord
@@ -154,11 +154,10 @@ def initialized_status(podgang: PodGang) -> bool | None:
 PENDING: Final = "Pending"
 STARTING: Final = "Starting"
 RUNNING: Final = "Running"
-SCHEDULED: Final = "PodGangScheduled"  # Grove's reason for Scheduled=True
-PODS_PENDING: Final = "PodsPending"
 MAX_VERDICTS: Final = 3  # distinct scheduler messages a Scheduled condition carries
-# A gang's reasons while the scheduler has not tried it: any other is the scheduler's verdict.
-NOT_TRIED: Final = frozenset({SCHEDULING_GATED, PODS_PENDING})
+# Not worth a write of their own: a gang passes through them on its way in the common
+# case; the first thing worth saying is the scheduler's verdict (or the backend's refusal).
+PASSING: Final = frozenset({why.GATED, why.AWAITING_SCHEDULER})
 
 
 def most_given(reasons: Iterable[str]) -> str:
@@ -169,8 +168,9 @@ def most_given(reasons: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class Placement:
-    """What the scheduler made of a gang, read off its pods: Grove's phase and its Scheduled
-    condition (reason and message say why not, in the scheduler's words when it gave any)."""
+    """What the scheduler made of a gang, read off its pods and its PodGang: Grove's phase
+    and its Scheduled condition, the reason in Gangway's vocabulary (``gangway_contracts.why``)
+    and the message in the scheduler's words when it gave any."""
 
     phase: str
     bound: int
@@ -181,20 +181,20 @@ class Placement:
 
     @property
     def scheduled(self) -> bool:
-        return self.reason == SCHEDULED
+        return self.reason == why.SCHEDULED
 
     @property
-    def by_scheduler(self) -> bool:
-        """The scheduler has acted on the gang: bound a pod, or said why not."""
-        return self.bound > 0 or self.reason not in NOT_TRIED
+    def worth_saying(self) -> bool:
+        """The scheduler has acted on the gang (bound a pod, or said why not), or the
+        backend refused it: more than the PodGang's Pending and Initialized say."""
+        return self.bound > 0 or self.reason not in PASSING
 
     def to_write(self, podgang: PodGang) -> bool:
-        """Written once the scheduler acted (before that, the PodGang's Pending and its
-        Initialized condition say all there is), and afterwards whenever it changes."""
+        """Written once worth saying, and afterwards whenever it changes."""
         reported = podgang.status is not None and any(
             c.type == labels.SCHEDULED for c in podgang.status.conditions
         )
-        return (self.by_scheduler or reported) and self.differs_from(podgang)
+        return (self.worth_saying or reported) and self.differs_from(podgang)
 
     def differs_from(self, podgang: PodGang) -> bool:
         """A Ready condition the PodGang lacks is no difference by itself: a gang placed
@@ -217,29 +217,66 @@ class Placement:
         )
 
 
-def placement_of(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> Placement:
+def placement_of(
+    gang: PlannedGang,
+    pods: Mapping[str, PodRecord],
+    live: PodGang | None = None,
+    held: str | None = None,
+) -> Placement:
     """Pending until the scheduler binds a pod of the gang, Starting while some are bound,
-    Running once every pod is Running; Scheduled once every podgroup has minReplicas bound."""
+    Running once every pod is Running; Scheduled once every podgroup has minReplicas bound,
+    else why not, first cause first: gated (``held``: on what), the backend's refusal, the
+    scheduler's own objects (the backend's SchedulerBlocked on ``live``), the pods' verdicts,
+    or nothing said yet."""
     planned = [name for _, _, name in gang.pods]
     found = [pods[name] for name in planned if name in pods]
     bound = sum(1 for pod in found if pod.is_scheduled)
     running = sum(1 for pod in found if pod.phase == RUNNING)
     phase = RUNNING if found and running == len(planned) else STARTING if bound else PENDING
-    gated = sum(1 for pod in found if pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE))
-    verdicts = [pod.verdict for pod in found if pod.verdict is not None]
-    # Messages without counts: a count in them would be a status write per bound pod.
+    gated = any(pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE) for pod in found)
     if scheduled(gang, pods):
-        reason, message = SCHEDULED, "every podgroup has its minReplicas pods on nodes"
+        reason, message = why.SCHEDULED, "every podgroup has its minReplicas pods on nodes"
     elif gated:
-        reason, message = SCHEDULING_GATED, "scheduling gates not lifted yet"
-    elif verdicts:
-        # The scheduler's own words, each once: one pod may say why it fits nowhere
-        # ("Insufficient example.com/fpga"), another only that the gang has no quorum.
-        reason = most_given(r for r, _ in verdicts)  # most pods' reason
-        message = "; ".join(sorted({m for _, m in verdicts})[:MAX_VERDICTS])
+        reason, message = _held_back(live, held)
     else:
-        reason, message = PODS_PENDING, "the scheduler has not placed the gang yet"
+        reason, message = _scheduler_verdict(gang, pods, live, found)
     return Placement(phase, bound, running, reason, message, ready=available(gang, pods))
+
+
+def _held_back(live: PodGang | None, held: str | None) -> tuple[str, str]:
+    """Why a gang's gates are on: the backend refused it, or what they wait on."""
+    refused = live.current_condition(labels.BACKEND_SYNCED) if live is not None else None
+    if refused is not None and refused.status == "False":
+        return why.BACKEND_NOT_SYNCED, f"{refused.reason}: {refused.message}"
+    return why.GATED, f"scheduling gates on: {held}" if held else "scheduling gates coming off"
+
+
+def _scheduler_verdict(
+    gang: PlannedGang, pods: Mapping[str, PodRecord], live: PodGang | None, found: list[PodRecord]
+) -> tuple[str, str]:
+    """Why the scheduler has not placed a gang it may place: its own objects (the backend's
+    SchedulerBlocked, most specific), else its pods' verdicts. No counts in messages but
+    for a gang partly placed: a count in them would be a status write per bound pod."""
+    blocked = live.condition(why.SCHEDULER_BLOCKED) if live is not None else None
+    if blocked is not None and blocked.status == "True":
+        return blocked.reason, blocked.message
+    verdicts = [pod.verdict for pod in found if pod.verdict is not None]
+    if not verdicts:
+        return why.AWAITING_SCHEDULER, "the scheduler has not placed the gang yet"
+    # The scheduler's own words, each once: one pod may say why it fits nowhere
+    # ("Insufficient example.com/fpga"), another only that the gang has no quorum.
+    words = "; ".join(sorted({m for _, m in verdicts})[:MAX_VERDICTS])
+    short = [group for group in gang.podgroups if _bound(group, pods) < group.min_replicas]
+    if short and any(pod.is_scheduled for pod in found):
+        counts = ", ".join(
+            f"{g.name} {_bound(g, pods)} of minimum {g.min_replicas} placed" for g in short
+        )
+        return why.BELOW_MIN_COUNT, f"{counts}: {words}"
+    return why.reason_of_pod(most_given(r for r, _ in verdicts)), words
+
+
+def _bound(group: PlannedPodGroup, pods: Mapping[str, PodRecord]) -> int:
+    return sum(1 for pod in group.pods if pod in pods and pods[pod].is_scheduled)
 
 
 def phase_now(podgang: PodGang) -> str:
@@ -249,10 +286,7 @@ def phase_now(podgang: PodGang) -> str:
 
 def scheduled(gang: PlannedGang, pods: Mapping[str, PodRecord]) -> bool:
     """Every podgroup has at least minReplicas of its pods bound to a node."""
-    return all(
-        sum(1 for pod in group.pods if pod in pods and pods[pod].is_scheduled) >= group.min_replicas
-        for group in gang.podgroups
-    )
+    return all(_bound(group, pods) >= group.min_replicas for group in gang.podgroups)
 
 
 def _references(
@@ -430,9 +464,9 @@ class GangRules:
             return replace(first, set_initialized=((live, complete),))
         if not complete:
             return first
-        placement = placement_of(gang, pods)
-        placed = ((live, placement),) if placement.to_write(live) else ()
         held = gates_held_by(gang, live, self.planned, pods, self.replaced)
+        placement = placement_of(gang, pods, live, held)
+        placed = ((live, placement),) if placement.to_write(live) else ()
         return replace(first, set_placement=placed, lift_gates=() if held else gated(gang, pods))
 
 
@@ -464,7 +498,8 @@ def gates_held_by(
         return "its backend has not synced this generation"
     base = planned.get(gang.base)
     if not gang.is_base and (base is None or not scheduled(base, pods)):
-        return "its base gang is not scheduled"  # extra capacity waits for the gang that runs
+        # extra capacity waits for the gang that runs
+        return f"its base gang {gang.base} is not scheduled"
     if gang.name in replaced or gang.base in replaced:
         return "it is being replaced"
     return None

@@ -9,7 +9,7 @@ from typing import Any, Final
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.k8s import Condition, find_condition
 from gangway_podgang import metrics, progress
-from gangway_podgang.decide import NOT_TRIED
+from gangway_podgang.decide import PASSING
 from gangway_podgang.owners import Owners
 from gangway_podgang.readmodel import ReadModel, WorkloadKey
 from gangway_podgang.report import Reporter
@@ -49,7 +49,11 @@ def conditions_of(
                 pcs, step.plan, workload.podgangs, workload.pods, backend=step.backend, at=now()
             )
         )
-        conditions.append(progress.gangs_scheduled(pcs, step.plan, workload.pods, at=now()))
+        conditions.append(
+            progress.gangs_scheduled(
+                pcs, step.plan, workload.pods, at=now(), podgangs=workload.podgangs
+            )
+        )
     if (topology := progress.topology_resolved(pcs, step.plan, at=now())) is not None:
         conditions.append(topology)
     pods = step.workload.pods
@@ -113,7 +117,7 @@ class StatusWriter:
         was: dict[str, Any] = next(
             (c for c in before.get("conditions") or [] if c.get("type") == after.type), {}
         )
-        refused = after.status == "False" and after.reason not in NOT_TRIED
+        refused = after.status == "False" and after.reason not in PASSING
         if refused and (was.get("status"), was.get("reason")) != ("False", after.reason):
             await self.reporter.kube_event(pcs, after.reason, after.message, warning=True)
         elif after.status == "True" and was.get("status") != "True":

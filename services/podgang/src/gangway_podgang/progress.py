@@ -6,9 +6,10 @@ Conditions (each observed at the PodCliqueSet's generation):
   its gates are off; otherwise why not (``PodGangsPending``, ``WaitingForBackend``,
   ``WaitingForBaseGang``);
 - ``PodGangsScheduled``: every planned PodGang has each podgroup's minReplicas pods on nodes;
-  otherwise the scheduler's verdict on the gangs it did not place (``Unschedulable``,
-  ``SchedulerError``: its own words, naming the gangs), or that it has not tried yet
-  (``SchedulingGated``, ``PodsPending``);
+  otherwise the verdict on the gangs not placed, in the PodGangs' vocabulary
+  (``gangway_contracts.why``: the scheduler's, e.g. ``Unschedulable`` or ``OverQuota``, or the
+  backend's ``BackendNotSynced``, in their own words, naming the gangs), or that it has not
+  tried yet (``Gated``, ``AwaitingScheduler``);
 - ``BackendAvailable``: the backend answered prepare-pods (``BackendUnavailable``,
   ``PreparePodsFailed`` otherwise) — set only once the service has asked it;
 - ``BackendResolved``: the cliques name an enabled scheduler;
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from gangway_contracts import labels
+from gangway_contracts import labels, why
 from gangway_contracts.codec import to_object
 from gangway_contracts.grove import (
     COHERENT,
@@ -37,11 +38,9 @@ from gangway_contracts.grove import (
     topology_constraints,
 )
 from gangway_contracts.k8s import Condition
-from gangway_contracts.pods import SCHEDULING_GATED
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import (
-    NOT_TRIED,
-    PODS_PENDING,
+    PASSING,
     condition_true_now,
     initialized_status,
     most_given,
@@ -147,16 +146,23 @@ def gangs_ready(
 
 
 def gangs_scheduled(
-    pcs: PodCliqueSet, plan: Plan, pods: Mapping[str, PodRecord], *, at: str
+    pcs: PodCliqueSet,
+    plan: Plan,
+    pods: Mapping[str, PodRecord],
+    *,
+    at: str,
+    podgangs: Mapping[str, PodGang] | None = None,
 ) -> Condition:
-    """``PodGangsScheduled``: True once every gang is placed; else the scheduler's verdict
-    on those it tried and did not place (most gangs' reason, each named with its words),
-    or that it has not tried yet."""
+    """``PodGangsScheduled``: True once every gang is placed; else the verdict on those the
+    scheduler tried and did not place, or the backend refused (most gangs' reason, each
+    named with its words), or that it has not tried yet. Reasons are the PodGangs' own
+    (``gangway_contracts.why``)."""
     total = len(plan.gangs)
+    live = podgangs or {}
     waiting = {
         gang.name: placement
         for gang in plan.gangs
-        if not (placement := placement_of(gang, pods)).scheduled
+        if not (placement := placement_of(gang, pods, live.get(gang.name))).scheduled
     }
     if not waiting:
         return condition(
@@ -167,7 +173,7 @@ def gangs_scheduled(
             f"{total} of {total} PodGangs placed",
             at=at,
         )
-    refused = {name: p for name, p in waiting.items() if p.reason not in NOT_TRIED}
+    refused = {name: p for name, p in waiting.items() if p.reason not in PASSING}
     head = f"{len(waiting)} of {total} PodGangs not scheduled"
     if refused:
         reason = most_given(p.reason for p in refused.values())  # most gangs' reason
@@ -175,11 +181,11 @@ def gangs_scheduled(
         words = "; ".join(f"{name}: {refused[name].message}" for name in named)
         more = f" (and {len(refused) - len(named)} more)" if len(refused) > len(named) else ""
         return condition(pcs, PODGANGS_SCHEDULED, False, reason, f"{head}: {words}{more}", at=at)
-    gated = [name for name, p in waiting.items() if p.reason == SCHEDULING_GATED]
+    gated = [name for name, p in waiting.items() if p.reason == why.GATED]
     reason, what = (
-        (SCHEDULING_GATED, f"gates still on in {_few(gated)}")
+        (why.GATED, f"gates still on in {_few(gated)}")
         if gated
-        else (PODS_PENDING, f"the scheduler has not placed {_few(waiting)} yet")
+        else (why.AWAITING_SCHEDULER, f"the scheduler has not placed {_few(waiting)} yet")
     )
     return condition(pcs, PODGANGS_SCHEDULED, False, reason, f"{head}: {what}", at=at)
 
