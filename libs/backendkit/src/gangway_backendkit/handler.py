@@ -22,6 +22,7 @@ from gangway_backendkit import metrics
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import unchanged
 from gangway_backendkit.protocol import Backend, Manifest, NotYet, Synced, SyncFailed
+from gangway_backendkit.view import SchedulerViews
 from gangway_contracts import labels
 from gangway_contracts.codec import MALFORMED
 from gangway_contracts.events import BackendSynced, BackendSyncFailed, JournalEvent
@@ -139,6 +140,7 @@ class PodGangHandler:
         self.journal = JournalWriter(ctx.js, ctx.subjects, backend_user(backend.name))
         # The BackendSynced this backend last wrote to each PodGang, until the store shows it.
         self.said: OwnWrites[ObjectKey, Condition] = OwnWrites()
+        self.views = SchedulerViews(backend, ctx.kube)
 
     @property
     def durable(self) -> str:
@@ -219,6 +221,8 @@ class PodGangHandler:
                 # stored: whichever message comes next, about the PodGang or a resource.
                 if _synced_at_generation(podgang):
                     await self._journaled(podgang)
+                # The scheduler wrote its objects' status: what it says of the gang.
+                await self.views.tell(key, podgang, record.resource_version, current, mirrored)
                 return
             try:
                 result: Synced | SyncFailed = await self.backend.sync_podgang(podgang, self.ctx)

@@ -11,8 +11,9 @@ for the gang's previous incarnation: the old gang's objects never outlive it."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -24,6 +25,7 @@ from gangway_contracts import labels
 from gangway_contracts.grove import PodCliqueSet, PodGang, podcliqueset_of
 from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.records import ObjectRecord
+from gangway_contracts.why import Verdict
 from gangway_runtime.kube import ApiResource
 
 
@@ -62,6 +64,13 @@ class KeepsResources(ABC):
     async def before_ensure(self, podgang: PodGang, ctx: BackendContext) -> None:
         """A step of the backend's own before its resources are written."""
         return
+
+    def scheduler_view(
+        self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> Verdict | None:
+        """None: the scheduler's objects say nothing the pods do not (their PodScheduled
+        condition carries its words)."""
+        return None
 
     async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
         meta = podgang.metadata

@@ -14,6 +14,12 @@ SYNCS = Counter(
     "pod references)",
     ["backend", "result"],
 )
+VIEWS = Counter(
+    "gangway_backend_scheduler_views",
+    "SchedulerBlocked conditions written on PodGangs, by reason: the scheduler's own objects "
+    "holding a gang back (OverQuota, Unschedulable…), or no longer (NotBlocked)",
+    ["backend", "reason"],
+)
 SYNC_SECONDS = Histogram(
     "gangway_backend_sync_seconds",
     "One PodGang sync, record read to condition written",

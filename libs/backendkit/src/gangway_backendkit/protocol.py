@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gangway_backendkit.manifest import Manifest
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -14,12 +15,13 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
+from gangway_contracts.why import Verdict
 from gangway_runtime.consumer import Transient
 
 if TYPE_CHECKING:
     from gangway_backendkit.context import BackendContext
 
-__all__ = ["Backend", "Capabilities", "Manifest", "NotYet", "SyncFailed", "Synced"]
+__all__ = ["Backend", "Capabilities", "Manifest", "NotYet", "SyncFailed", "Synced", "Verdict"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,16 @@ class Backend(Protocol):
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         """Set the scheduler's fields on pods about to be created for one PodGang; pure."""
+
+    def scheduler_view(
+        self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> Verdict | None:
+        """What the scheduler's own objects for ``podgang`` (as the watcher mirrored them,
+        status and all, by their mirrored kind, e.g. ``podgroups.scheduling.run.ai``) say
+        holds the gang back, in Gangway's vocabulary (``gangway_contracts.why``:
+        ``OverQuota``, ``Unschedulable``…, with the scheduler's words); None when they say
+        nothing holds it back. Pure, no reads: the kit writes it on the PodGang
+        (``SchedulerBlocked``) only when it changes."""
 
     async def validate_podcliqueset(
         self, request: ValidateRequest, ctx: BackendContext | None

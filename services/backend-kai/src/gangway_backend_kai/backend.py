@@ -3,16 +3,20 @@ ClusterTopologyBinding a packed PodGang names, pods handed to KAI."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import msgspec
 
-from gangway_backend_kai import translate
-from gangway_backend_kai.builtin import NAME
+from gangway_backend_kai import translate, view
+from gangway_backend_kai.builtin import KAI_PODGROUPS, NAME
 from gangway_backend_kai.translate import PODGROUPS, QUEUES, TOPOLOGIES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import ensure, gang_object_name
 from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, SyncFailed
+from gangway_contracts import why
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
@@ -66,6 +70,12 @@ class KaiBackend(KeepsResources):
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         return prepare_each(request, translate.prepare_pod)
+
+    def scheduler_view(
+        self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> why.Verdict | None:
+        podgroups = objects.get(KAI_PODGROUPS.kind)
+        return view.view_of(podgroups[-1]) if podgroups else None
 
     async def validate_podcliqueset(
         self, request: ValidateRequest, ctx: BackendContext | None

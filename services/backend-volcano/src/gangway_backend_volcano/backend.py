@@ -3,14 +3,18 @@ podgroup a task with its own minimum, pods handed to vc-scheduler."""
 
 from __future__ import annotations
 
-from gangway_backend_volcano import translate
-from gangway_backend_volcano.builtin import NAME, VolcanoConfig
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gangway_backend_volcano import translate, view
+from gangway_backend_volcano.builtin import NAME, VOLCANO_PODGROUPS, VolcanoConfig
 from gangway_backend_volcano.translate import PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import gang_object_name
 from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
 from gangway_backendkit.protocol import Capabilities, Manifest, SyncFailed
+from gangway_contracts import why
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -69,6 +73,12 @@ class VolcanoBackend(KeepsResources):
 
     def prepare_pods(self, request: PreparePodsRequest) -> PreparePodsReply:
         return prepare_each(request, self._prepare)
+
+    def scheduler_view(
+        self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> why.Verdict | None:
+        podgroups = objects.get(VOLCANO_PODGROUPS.kind)
+        return view.view_of(podgroups[-1]) if podgroups else None
 
     async def validate_podcliqueset(
         self, request: ValidateRequest, ctx: BackendContext | None

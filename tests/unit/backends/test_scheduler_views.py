@@ -1,0 +1,91 @@
+"""What each scheduler's own PodGroup says holds a gang back, in Gangway's one vocabulary;
+and when the backend kit writes it on the PodGang (only when it changes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gangway_backend_kai import view as kai
+from gangway_backend_volcano import view as volcano
+from gangway_backendkit.view import CLEARED, wanted
+from gangway_contracts import why
+from gangway_contracts.codec import from_object
+from gangway_contracts.grove import PodGang
+from tests.support.simulated_cluster import with_condition
+
+OVER_LIMIT = {
+    "reason": "OverLimit",
+    "message": "podgroup requested 8 GPUs, queue team limit is 4",
+}
+
+
+def kai_podgroup(*reasons: dict[str, str], message: str = "") -> dict[str, Any]:
+    condition = {
+        "type": "UnschedulableOnNodePool",
+        "status": "True",
+        "reason": "Unschedulable",
+        "message": message,
+        "transitionID": "1",
+        "reasons": list(reasons),
+    }
+    return {"status": {"schedulingConditions": [condition]}}
+
+
+def test_kai_over_its_queues_limit_is_over_quota_in_kais_words() -> None:
+    found = kai.view_of(kai_podgroup(OVER_LIMIT))
+    assert found == why.Verdict("OverQuota", f"OverLimit: {OVER_LIMIT['message']}")
+
+
+def test_kai_without_room_is_unschedulable_and_a_podgroup_it_never_held_says_nothing() -> None:
+    no_room = {"reason": "Not enough resources for the workload", "message": "0/4 nodes fit"}
+    found = kai.view_of(kai_podgroup(no_room))
+    assert found is not None
+    assert (found.reason, found.message) == ("Unschedulable", f"{no_room['reason']}: 0/4 nodes fit")
+    older = kai.view_of(kai_podgroup(message="Unable to schedule podgroup"))
+    assert older == why.Verdict("Unschedulable", "Unable to schedule podgroup")
+    assert kai.view_of({"status": {}}) is None
+
+
+def volcano_podgroup(phase: str, *conditions: tuple[str, str, str, str]) -> dict[str, Any]:
+    return {
+        "status": {
+            "phase": phase,
+            "conditions": [
+                {"type": t, "status": "True", "reason": r, "message": m, "lastTransitionTime": at}
+                for t, r, m, at in conditions
+            ],
+        }
+    }
+
+
+def test_volcano_says_the_newest_condition_and_leaves_too_few_pods_to_podgang() -> None:
+    no_room = ("Unschedulable", "NotEnoughResources", "4/4 tasks in gang unschedulable", "t2")
+    placed = ("Scheduled", "tasks in gang are ready to be scheduled", "", "t3")
+    gated = ("Unschedulable", "NotEnoughTasks", "0/4 tasks valid", "t1")
+    assert volcano.view_of(volcano_podgroup("Inqueue", gated, no_room)) == why.Verdict(
+        "Unschedulable", "4/4 tasks in gang unschedulable"
+    )
+    assert volcano.view_of(volcano_podgroup("Inqueue", no_room, placed)) is None
+    assert volcano.view_of(volcano_podgroup("Pending", gated)) is None
+    assert volcano.view_of(volcano_podgroup("Running", no_room)) is None
+
+
+def podgang() -> PodGang:
+    return from_object(
+        {"metadata": {"name": "g", "generation": 2}, "spec": {"podgroups": []}}, PodGang
+    )
+
+
+def test_the_kit_writes_a_view_once_and_clears_it_once() -> None:
+    over = why.Verdict("OverQuota", "queue team: 8 > 4")
+    assert wanted(podgang(), None) is None, "a gang never held back costs no write"
+    first = wanted(podgang(), over)
+    assert first is not None
+    assert (first.status, first.reason, first.message) == ("True", "OverQuota", over.message)
+    blocked = with_condition(podgang(), why.SCHEDULER_BLOCKED, True, over.reason, over.message)
+    assert wanted(blocked, over) is None, "said already"
+    cleared = wanted(blocked, None)
+    assert cleared is not None
+    assert (cleared.status, cleared.reason, cleared.message) == ("False", "NotBlocked", CLEARED)
+    done = with_condition(blocked, why.SCHEDULER_BLOCKED, False, why.NOT_BLOCKED, CLEARED)
+    assert wanted(done, None) is None
