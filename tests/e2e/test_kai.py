@@ -24,17 +24,21 @@ from gangway_localcluster.nodes import (
     ZONE_LABEL,
 )
 from gangway_runtime.status import PODCLIQUESETS
-from tests.e2e.conftest import Nodes
+from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import (
     bound,
     bound_by_clique,
+    gang_said,
+    gang_where,
     gpu_clique,
     gpu_workload,
     made_again_under_its_names_stays_whole,
     rolled_within_its_budget,
     running,
+    scheduled,
     stays_unbound,
     ungated,
+    why_of,
 )
 from tests.support.admission import create
 from tests.support.backends import live
@@ -117,7 +121,7 @@ async def test_each_subgroup_gets_its_own_minimum(
 
 
 async def test_a_queue_with_room_for_one_gang_keeps_the_second_waiting_whole(
-    api: ApiClient, namespace: str, nodes: Nodes
+    api: ApiClient, namespace: str, nodes: Nodes, up: Up
 ) -> None:
     small = await ensure_queue(api, "e2e-kai-one-gang", gpu_limit=8)
     await nodes.add(4, gpus=4)  # room for both gangs on the nodes: the queue is the limit
@@ -130,6 +134,15 @@ async def test_a_queue_with_room_for_one_gang_keeps_the_second_waiting_whole(
     await server_side_apply(api, second, namespace)
     await eventually(partial(pods, api, namespace), ungated(4))
     await stays_unbound(api, namespace, "second-")
+    # KAI's PodGroup says why, the backend carries it onto the PodGang, `gangway why` says
+    # it in the words every backend uses: over the queue's quota, in KAI's own numbers.
+    gang = await gang_where(
+        api, namespace, "second-0", lambda g: scheduled(g).get("reason") == "OverQuota"
+    )
+    assert "OverLimit" in scheduled(gang)["message"], scheduled(gang)
+    assert condition(gang, "SchedulerBlocked")["status"] == "True"
+    said = gang_said(await why_of(up, f"{namespace}/second"), "second-0")
+    assert (said["reason"], said["message"]) == ("OverQuota", scheduled(gang)["message"])
 
     await kube_of(api).request("DELETE", PODCLIQUESETS.path(namespace, "first"))
     found = await eventually(
@@ -138,6 +151,10 @@ async def test_a_queue_with_room_for_one_gang_keeps_the_second_waiting_whole(
         PLACED_WITHIN,
     )
     assert bound(found.values()) == 2
+    placed = await gang_where(
+        api, namespace, "second-0", lambda g: condition(g, "SchedulerBlocked")["status"] == "False"
+    )
+    assert scheduled(placed)["reason"] == "PodGangScheduled"
 
 
 async def test_a_queue_that_does_not_exist_is_refused_at_admission(

@@ -22,6 +22,7 @@ from tests.e2e.workloads import (
     PLACED_WITHIN,
     bound,
     events_about,
+    gang_said,
     gang_where,
     made_again_under_its_names_stays_whole,
     of_gang,
@@ -32,6 +33,7 @@ from tests.e2e.workloads import (
     scheduled,
     trace_of,
     whole_gang,
+    why_of,
 )
 from tests.support.backends import live
 from tests.support.kube import kube_of, printed_columns, server_side_apply
@@ -84,6 +86,16 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
         "SchedulerVerdict" in line and "trainer-0" in line and "Unschedulable: " in line
         for line in trace.splitlines()
     ), trace
+    # ...and `gangway why`: the same reason, the scheduler's words, what to do next.
+    said = gang_said(await why_of(up, f"{namespace}/trainer"), "trainer-0")
+    assert (said["reason"], said["scheduled"], said["pods"], said["minimum"]) == (
+        "Unschedulable",
+        0,
+        4,
+        4,
+    )
+    assert said["message"] == scheduled(gang)["message"]
+    assert said["next_step"].startswith("add nodes")
 
     await nodes.add(1, gpus=4)
     gang = await gang_where(
@@ -131,7 +143,7 @@ async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
 
 
 async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(
-    api: ApiClient, namespace: str, nodes: Nodes
+    api: ApiClient, namespace: str, nodes: Nodes, up: Up
 ) -> None:
     pcs = nodes.pin(workload(namespace, "llama", "podcliquesets/disaggregated-inference.yaml"))
     pcs["spec"]["replicas"] = 1
@@ -151,11 +163,17 @@ async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(
             gated(p) == (gang_of(p) != base) for p in found.values()
         )
 
-    # No node of this test's pool yet: the base gang cannot be scheduled, the scaled wait.
+    # No node of this test's pool yet: the base gang cannot be scheduled, the scaled wait,
+    # and say so: on what, by name.
     await eventually(partial(pods, api, namespace), base_lifted_scaled_gated)
     await gang_where(api, namespace, base, lambda g: scheduled(g).get("reason") in VERDICTS)
     found = await pods(api, namespace)
     assert base_lifted_scaled_gated(found)
+    said = await why_of(up, f"{namespace}/llama")
+    for name in scaled:
+        waiting = gang_said(said, name)
+        assert waiting["reason"] == "Gated", waiting
+        assert waiting["message"] == f"scheduling gates on: its base gang {base} is not scheduled"
 
     await nodes.add(12, gpus=8)  # its 12 prefill pods ask for a whole 8-GPU node each
     every = await eventually(

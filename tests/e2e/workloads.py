@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -45,6 +46,26 @@ async def trace_of(up: Up, workload: str) -> str:
         check=True,
     )
     return done.stdout
+
+
+async def why_of(up: Up, workload: str) -> dict[str, Any]:
+    """What ``gangway why -o json <namespace>/<name>`` says about the workload."""
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [str(Path(sys.executable).parent / "gangway"), "why", "-o", "json", workload],
+        env={**os.environ, **up.env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    said: dict[str, Any] = json.loads(done.stdout)
+    return said
+
+
+def gang_said(said: dict[str, Any], name: str) -> dict[str, Any]:
+    """One gang of ``why_of``'s answer."""
+    found: dict[str, Any] = next(g for g in said["gangs"] if g["name"] == name)
+    return found
 
 
 async def events_about(api: ApiClient, namespace: str, reason: str) -> list[dict[str, Any]]:
@@ -193,7 +214,8 @@ async def one_of_two_runs_whole(
     api: ApiClient, namespace: str, pcs: dict[str, Any], within: float = 60.0
 ) -> None:
     """``pcs``: two gangs (trainer-0, trainer-1) of four pods on room for four. One runs
-    whole; the other gets no node."""
+    whole; the other gets no node, and its PodGang says why in the words every backend
+    uses (``gangway_contracts.why``), with the scheduler's own."""
     await server_side_apply(api, pcs, namespace)
 
     def one_gang_running(found: dict[str, dict[str, Any]]) -> bool:
@@ -202,6 +224,11 @@ async def one_of_two_runs_whole(
 
     found = await eventually(partial(pods, api, namespace), one_gang_running, within)
     assert bound(found.values()) == 4
+    waiting = next(g for g in ("trainer-0", "trainer-1") if running(of_gang(found, g)) == 0)
+    gang = await gang_where(
+        api, namespace, waiting, lambda g: scheduled(g).get("reason") == "Unschedulable", within
+    )
+    assert scheduled(gang)["message"], gang
 
 
 # How long a test waits for a gang that fits to be placed.

@@ -164,7 +164,7 @@ def _seconds(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.3f}s"
 
 
-def _table(
+def table(
     header: tuple[str, ...],
     rows: Sequence[tuple[str, ...]],
     *,
@@ -213,7 +213,7 @@ def render(workload: str, events: Sequence[AnyJournalEvent], full: bool | None =
             for e in timeline
         ]
         header = ("at", "took", "service", "step", "gang", "detail")
-        return lines + _table(header, rows, right_until=2)
+        return lines + table(header, rows, right_until=2)
     steps = [
         (
             row.step,
@@ -227,7 +227,7 @@ def render(workload: str, events: Sequence[AnyJournalEvent], full: bool | None =
         for row in summarise(timeline)
     ]
     columns = ("step", "count", "first", "last", "took p50", "took p99", "service")
-    lines += _table(columns, steps, right_from=1)
+    lines += table(columns, steps, right_from=1)
     lines.append("")
     lines.append("per gang, from the PodCliqueSet observed:")
     for step in ("PodGangCreated", "PodsCreated", "PodGangInitialized", "GatesLifted"):

@@ -17,6 +17,7 @@ import sys
 
 import nats
 
+from gangway_cli.arguments import add_workload
 from gangway_cli.timeline import render
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.events import AnyJournalEvent
@@ -30,7 +31,7 @@ def default_nats_url() -> str:
 
 
 def add_arguments(trace: argparse.ArgumentParser) -> None:
-    trace.add_argument("workload", help="NAMESPACE/NAME of the PodCliqueSet")
+    add_workload(trace)
     trace.add_argument("--nats-url", default=None, help="default: $NATS_URL or local")
     trace.add_argument("--nats-creds", default=None, help="a .creds file (JWT and seed)")
     trace.add_argument(
@@ -67,10 +68,7 @@ async def _quiet(error: Exception) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    namespace, _, name = args.workload.partition("/")
-    if not namespace or not name:
-        print(f"workload: {args.workload!r} is not NAMESPACE/NAME", file=sys.stderr)
-        return 2
+    namespace, name = args.workload
     url = args.nats_url or default_nats_url()
     given = {"nats_creds": args.nats_creds, "nats_user": args.nats_user, "nats_ca": args.nats_ca}
     try:

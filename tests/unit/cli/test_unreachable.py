@@ -30,11 +30,14 @@ def test_trace_with_nats_unreachable() -> None:
 
 
 @pytest.mark.parametrize("kubeconfig", ["", "apiVersion: v1\nkind: Config\n"])
-def test_demo_with_a_kubeconfig_it_cannot_use(tmp_path: Path, kubeconfig: str) -> None:
+@pytest.mark.parametrize("command", [("demo",), ("why", "ml/trainer")])
+def test_a_kubeconfig_it_cannot_use(
+    tmp_path: Path, kubeconfig: str, command: tuple[str, ...]
+) -> None:
     path = tmp_path / "kubeconfig"
     path.write_text(kubeconfig)
-    done = gangway("demo", f"--kubeconfig={path}")
+    done = gangway(*command, f"--kubeconfig={path}")
     assert done.returncode == 1
     assert "Traceback" not in done.stderr, done.stderr
     [line] = done.stderr.strip().splitlines()
-    assert line.startswith("demo: "), line
+    assert line.startswith(f"{command[0]}: "), line
