@@ -96,6 +96,9 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
     )
     assert said["message"] == scheduled(gang)["message"]
     assert said["next_step"].startswith("add nodes")
+    podgang_doc = {"apiVersion": "scheduler.grove.io/v1alpha1", "kind": "PodGang", **gang}
+    columns = await printed_columns(api, podgang_doc, namespace)  # `kubectl get podgangs`
+    assert (columns["Phase"], columns["Scheduled"]) == ("Pending", "Unschedulable"), columns
 
     await nodes.add(1, gpus=4)
     gang = await gang_where(

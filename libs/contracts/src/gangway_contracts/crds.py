@@ -167,7 +167,15 @@ RESOURCES: Final = (
         version=SCHEDULER_VERSION,
         plural=PODGANG_PLURAL,
         short_name="pg",
-        columns=(("Phase", "string", ".status.phase"), _AGE),
+        # Grove's Phase, then why it is or is not scheduled (gangway_contracts.why) and
+        # whether it is ready; -o wide: the scheduler's words.
+        columns=(
+            ("Phase", "string", ".status.phase"),
+            ("Scheduled", "string", '.status.conditions[?(@.type=="Scheduled")].reason'),
+            ("Ready", "string", '.status.conditions[?(@.type=="Ready")].status'),
+            _AGE,
+            ("Message", "string", '.status.conditions[?(@.type=="Scheduled")].message', 1),
+        ),
         scale_selector=None,
         file=f"{SCHEDULER_GROUP}_{PODGANG_PLURAL}.yaml",
     ),
