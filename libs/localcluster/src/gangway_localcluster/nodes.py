@@ -41,8 +41,10 @@ class NodePool:
     hosts_per_rack: int = 4
     racks_per_block: int = 2
     blocks_per_zone: int = 2
+    # The pool's own labels; a topology label given here wins over the pool's racks.
     labels: dict[str, str] = field(default_factory=dict)
     first: int = 0  # index of the pool's first node: add to a pool without renaming
+    taints: list[dict[str, str]] = field(default_factory=list)  # core/v1 Taints
 
     def __post_init__(self) -> None:
         for name in ("count", "gpus", "first"):
@@ -82,8 +84,8 @@ class NodePool:
                 "metadata": {
                     "name": name,
                     "labels": {
-                        **self.labels,
                         **self.place(self.first + i),
+                        **self.labels,
                         HOSTNAME_LABEL: name,
                         "kubernetes.io/os": "linux",
                         "kubernetes.io/arch": "amd64",
@@ -91,6 +93,7 @@ class NodePool:
                     },
                     "annotations": {key: value},
                 },
+                **({"spec": {"taints": self.taints}} if self.taints else {}),
                 # A kubelet registers its node with its capacity in the create; so do we.
                 "status": {"capacity": capacity, "allocatable": capacity},
             }
