@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
@@ -39,6 +40,7 @@ from tests.support.backends import live
 from tests.support.kube import kube_of, printed_columns, server_side_apply
 from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
+from tests.support.whatif import placed_and_not, whatif
 
 CONFIG = {
     "profiles": [{"name": "default-scheduler", "default": True, "config": {"gangScheduling": True}}]
@@ -343,3 +345,30 @@ async def test_a_gang_made_again_under_its_names_is_not_taken_for_the_old_one(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
     await made_again_under_its_names_stays_whole(api, namespace, nodes)
+
+
+async def test_whatif_predicts_what_the_cluster_then_does(
+    api: ApiClient, namespace: str, nodes: Nodes, tmp_path: Path
+) -> None:
+    """Two gangs of two 4-GPU pods on three 4-GPU nodes: `gangway whatif` on nodes shaped
+    like the test's says one gang is placed and why the other is not; the cluster then
+    does just that."""
+    await nodes.add(3, gpus=4)
+    pcs = whole_gang(namespace, "trainer", nodes, 2, 4, replicas=2)
+    manifest = tmp_path / "trainer.yaml"
+    manifest.write_text(yaml.safe_dump(pcs))
+    capacity = {"nodes": [{"count": 3, "gpus": 4, "labels": nodes.selector}]}
+    code, answer, said = await asyncio.to_thread(whatif, manifest, capacity, tmp_path)
+    assert code == 3, said
+    predicted = placed_and_not(answer)
+    assert predicted == (1, ["Unschedulable"]), answer
+
+    await server_side_apply(api, pcs, namespace)
+
+    def settled(gangs: dict[str, dict[str, Any]]) -> bool:
+        reasons = sorted(scheduled(g).get("reason", "") for g in gangs.values())
+        return reasons == ["PodGangScheduled", "Unschedulable"]
+
+    gangs = await eventually(partial(podgangs, api, namespace), settled, PLACED_WITHIN)
+    reasons = [scheduled(g)["reason"] for g in gangs.values()]
+    assert (reasons.count("PodGangScheduled"), ["Unschedulable"]) == predicted

@@ -75,7 +75,11 @@ class Manifests:
     def read(cls, path: Path) -> Manifests:
         """Decode by kind; FieldErrors name the field of a bad one, and every field a
         PodCliqueSet writes that the API server would refuse as unknown."""
-        docs = read_documents(path)
+        return cls.from_documents(read_documents(path))
+
+    @classmethod
+    def from_documents(cls, docs: list[dict[str, Any]]) -> Manifests:
+        """:meth:`read`, of documents already read."""
         unknown = [
             error
             for doc in docs

@@ -26,6 +26,7 @@ COMMANDS: Final = {
     "webhook-certs": ("certs", "make a CA and a serving certificate for a local webhook"),
     "deploy": ("deploy", "what an installation needs (deploy/)"),
     "trace": ("trace", "a PodCliqueSet's timeline from the journal, and its trace id"),
+    "whatif": ("whatif", "would a PodCliqueSet be placed, and where: on a local copy of the nodes"),
     "why": (
         "why",
         "why a PodCliqueSet's gangs are not running, in the same words on every scheduler",

@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
             local = (
                 None
                 if args.kubeconfig
-                else _local_cluster(
+                else local_cluster(
                     state,
                     args.state_dir,
                     stack,
@@ -201,8 +201,16 @@ def run(args: argparse.Namespace) -> int:
         except (cluster.ClusterInUse, KubeError, OSError) as exc:
             print(f"up: the cluster of {kubeconfig}: {exc}", file=sys.stderr)
             return 1
-        running = _start_gangway(
-            args, stack, state=state, local=local, kubeconfig=kubeconfig, found=found, given=given
+        running = start_gangway(
+            stack,
+            state=state,
+            local=local,
+            kubeconfig=kubeconfig,
+            found=found,
+            given=given,
+            config=args.config,
+            nats_tls=args.nats_tls,
+            webhook_host=args.webhook_host,
         )
         env = running.environment()
         for line in running.summary(running.config, env):
@@ -253,8 +261,7 @@ def _given_config(args: argparse.Namespace) -> tuple[SchedulerConfig | None, str
         return None, f"--config {args.config}: {exc}"
 
 
-def _start_gangway(
-    args: argparse.Namespace,
+def start_gangway(
     stack: ExitStack,
     *,
     state: Path,
@@ -262,20 +269,22 @@ def _start_gangway(
     kubeconfig: Path,
     found: cluster.Found,
     given: SchedulerConfig | None,
+    config: Path | None,
+    nats_tls: bool = False,
+    webhook_host: str | None = None,
 ) -> Running:
     """NATS with a user per service, the services as processes, the webhook registered;
-    each stopped by ``stack``."""
-    config_file = _config_file(args.config, found, state)
-    config = given if given is not None else load_operator_config(config_file.read_text())
+    each stopped by ``stack``. ``config``: the operator configuration's file (``given``
+    as read), else one made from what the cluster serves."""
+    config_file = _config_file(config, found, state)
+    resolved = given if given is not None else load_operator_config(config_file.read_text())
     # JetStream on file in up's working directory (a temporary one unless --state-dir):
     # a nats-server restart loses nothing; a user per service, as deploy/ runs it.
-    nats = LocalBus.start(
-        state / "nats", config, load_settings(ConsumerSettings), tls=args.nats_tls
-    )
+    nats = LocalBus.start(state / "nats", resolved, load_settings(ConsumerSettings), tls=nats_tls)
     stack.callback(nats.stop)
-    webhook_host = "127.0.0.1" if local else args.webhook_host
+    webhook_host = "127.0.0.1" if local else webhook_host
     webhook = LocalWebhook.make(state / "admission", webhook_host or "127.0.0.1")
-    started = services_for(config)
+    started = services_for(resolved)
     services = LocalServices.start(
         state / "logs",
         {
@@ -299,7 +308,7 @@ def _start_gangway(
         services=services,
         webhook=webhook,
         webhook_host=webhook_host,
-        config=config,
+        config=resolved,
         kubeconfig=kubeconfig,
         nats_ca=nats.ca,
     )
@@ -335,7 +344,7 @@ class LocalCluster:
         return self.late.pending() if self.late else []
 
 
-def _local_cluster(
+def local_cluster(
     state: Path,
     keep: Path | None,
     stack: ExitStack,
@@ -484,6 +493,7 @@ class Running:
             " (once up says every scheduler runs)" if building else ""
         )
         yield "  gangway trace gangway-demo/demo-serving   # its timeline and trace id"
+        yield "  gangway why gangway-demo/demo-serving     # each gang: scheduled? if not, why"
         yield "  kubectl get nodes -L gangway.dev/rack"
         if self.local:
             yield (

@@ -87,7 +87,7 @@ class _SchedulerSection(Written):
     default_profile_name: str | None = None
 
 
-def _read(kind: type[W], data: Any, *at: str | int) -> W:
+def read_written(kind: type[W], data: Any, *at: str | int) -> W:
     """``data`` as a ``kind``; FieldErrors naming every field at fault under ``at``."""
     try:
         return kind.model_validate(data)
@@ -252,7 +252,7 @@ def _resolve_profile(i: int, p: _Profile) -> Profile | list[FieldError]:
         reason = f'"{p.name}" is a built-in backend: its resources are known'
         return [FieldError(field=field_path(*at, "resources"), reason=reason)]
     try:
-        config = _read(table[name].config, p.config or {}, *at, "config")
+        config = read_written(table[name].config, p.config or {}, *at, "config")
     except FieldErrors as exc:
         return list(exc.errors)
     return Profile(name=name, config=config)
@@ -313,7 +313,7 @@ def _scheduler_name_clashes(
 
 def parse_scheduler_config(section: Any) -> SchedulerConfig:
     """Validate the ``scheduler`` section; raise FieldErrors listing every problem."""
-    raw = _read(_SchedulerSection, {} if section is None else section, "scheduler")
+    raw = read_written(_SchedulerSection, {} if section is None else section, "scheduler")
 
     errors: list[FieldError] = []
     profiles: dict[str, Profile] = {}

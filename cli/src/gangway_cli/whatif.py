@@ -1,0 +1,380 @@
+"""``gangway whatif -f pcs.yaml``: would this workload be placed, and where, before it is
+submitted: on a local control plane with the real scheduler of its backend, kwok nodes
+shaped as given (``--capacity``) or like an existing cluster's (``--from-cluster``), and
+Gangway's own services, exactly as ``gangway up`` runs them; then all of it torn down.
+
+Every document of the file is applied (a ClusterTopologyBinding, a queue the workload
+names); each PodCliqueSet is reported gang by gang: placed or not, on which nodes and
+topology domains, and when not, the reason in the words ``gangway why`` uses with the
+scheduler's own. Exit 0 when every gang would be placed, 3 when one would not, 1 when the
+input is wrong or the local cluster could not run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any, Final, TextIO
+
+import msgspec
+import yaml
+
+from gangway_cli import cluster
+from gangway_cli.capacity import pools_like, read_capacity
+from gangway_cli.inputs import Manifests, read_offline_config, scheduler_section
+from gangway_cli.manifests import read_documents
+from gangway_cli.output import print_errors
+from gangway_cli.timeline import table
+from gangway_cli.up import local_cluster, start_gangway
+from gangway_cli.why import GangState, Workload, read
+from gangway_contracts import labels, why
+from gangway_contracts.codec import from_object
+from gangway_contracts.config import DEFAULT_SCHEDULER, load_operator_config
+from gangway_contracts.errors import FieldError, FieldErrors
+from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.pods import Pod
+from gangway_localcluster.crds import gangway_crds
+from gangway_localcluster.nodes import TOPOLOGY_LABELS, NodePool
+from gangway_runtime.apiclient import api_client
+from gangway_runtime.kube import ApiResource, Kube, KubeError
+from gangway_runtime.status import PODS
+
+EXIT_NOT_PLACED: Final = 3
+FIELD_MANAGER: Final = "gangway-whatif"
+NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)
+NODES: Final = ApiResource("", "v1", "nodes", namespaced=False)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--file", type=Path, required=True, help="the workload's manifests")
+    parser.add_argument(
+        "--backend", help="place it with this backend (default: its cliques' schedulerName)"
+    )
+    shape = parser.add_mutually_exclusive_group(required=True)
+    shape.add_argument("--capacity", type=Path, help="a capacity file (the nodes to try)")
+    shape.add_argument(
+        "--from-cluster",
+        action="store_true",
+        help="nodes like those of the cluster of --kubeconfig (read once: labels, "
+        "allocatable cpu, memory, pods and nvidia.com/gpu, taints)",
+    )
+    parser.add_argument("--kubeconfig", type=Path, help="with --from-cluster; default $KUBECONFIG")
+    parser.add_argument(
+        "--timeout", type=float, default=180.0, help="seconds to wait for a verdict (180)"
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=10.0,
+        help="seconds a verdict must hold before it is the answer (10)",
+    )
+    parser.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="default: table"
+    )
+    parser.set_defaults(run=run)
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    documents: list[dict[str, Any]]  # applied in the file's order
+    podcliquesets: list[PodCliqueSet]
+    backends: list[str]  # the backends they use: their schedulers run
+
+
+def inputs(path: Path, backend: str | None) -> Inputs:
+    """The file's documents, each PodCliqueSet valid as admission would find it (offline)
+    and on ``backend`` when given; FieldErrors otherwise."""
+    config = read_offline_config(None)
+    if backend is not None and backend not in config.profiles:
+        enabled = ", ".join(config.enabled)
+        raise FieldErrors([FieldError(field="--backend", reason=f"not one of {enabled}")])
+    documents = read_documents(path)
+    for doc in documents:
+        doc.setdefault("metadata", {})
+        if doc.get("kind") == "PodCliqueSet":
+            doc["metadata"].setdefault("namespace", "default")
+            if backend is not None:
+                _on_scheduler(doc, config.profiles[backend].scheduler_name)
+    manifests = Manifests.from_documents(documents)
+    podcliquesets = manifests.some_podcliquesets(path)
+    for pcs in podcliquesets:
+        manifests.plan(pcs)  # admission's structural checks, offline: FieldErrors
+    used = {config.backend_for(pcs) for pcs in podcliquesets}  # FieldErrors: no backend
+    return Inputs(documents, podcliquesets, sorted(used))
+
+
+def _on_scheduler(doc: dict[str, Any], scheduler_name: str) -> None:
+    for clique in doc.get("spec", {}).get("template", {}).get("cliques") or []:
+        pod_spec = clique.get("spec", {}).get("podSpec")
+        if isinstance(pod_spec, dict):
+            pod_spec["schedulerName"] = scheduler_name
+
+
+@dataclass(frozen=True)
+class Placed:
+    """One gang's answer."""
+
+    name: str
+    placed: bool
+    reason: str
+    message: str
+    nodes: list[str]
+    domains: dict[str, list[str]]  # topology level → the domains its pods landed in
+
+
+@dataclass(frozen=True)
+class Answer:
+    namespace: str
+    name: str
+    refused: str = ""  # admission's words
+    gangs: list[Placed] = field(default_factory=list)
+
+    @property
+    def placed(self) -> bool:
+        return not self.refused and all(g.placed for g in self.gangs)
+
+
+def decided(gang: GangState, waiting: dict[str, GangState]) -> bool:
+    """The scheduler's verdict is in (or the backend's), or the gang waits for a base gang
+    that has one: nothing more will happen on these nodes."""
+    if gang.placed or gang.reason not in why.NOT_TRIED:
+        return True
+    base = gang.message.removeprefix("scheduling gates on: its base gang ").split(" ")[0]
+    return gang.reason == why.GATED and base in waiting and decided(waiting[base], {})
+
+
+async def _answer(kube: Kube, workload: Workload, nodes: dict[str, dict[str, str]]) -> list[Placed]:
+    listed = msgspec.json.decode(
+        await kube.request(
+            "GET",
+            PODS.path(workload.namespace),
+            [("labelSelector", f"{labels.PART_OF}={workload.name}")],
+        )
+    )
+    where: dict[str, set[str]] = {}
+    for pod in (from_object(i, Pod) for i in listed["items"]):
+        if pod.spec.node_name:
+            where.setdefault(pod.metadata.labels.get(labels.PODGANG, ""), set()).add(
+                pod.spec.node_name
+            )
+    found = []
+    for gang in workload.gangs:
+        on = sorted(where.get(gang.name, set()))
+        domains = {
+            level: sorted({nodes.get(n, {}).get(key, "") for n in on} - {""})
+            for level, key in TOPOLOGY_LABELS.items()
+            if level != "host"
+        }
+        found.append(
+            Placed(
+                gang.name,
+                gang.placed,
+                gang.reason,
+                gang.message,
+                on,
+                {k: v for k, v in domains.items() if v},
+            )
+        )
+    return found
+
+
+async def _place(kubeconfig: Path, given: Inputs, within: float, settle: float) -> list[Answer]:
+    async with Kube(await api_client(kubeconfig)) as kube:
+        refused = await _apply(kube, given)
+        listed = msgspec.json.decode(await kube.request("GET", NODES.path()))
+        nodes = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in listed["items"]}
+        deadline = time.monotonic() + within
+        last: dict[str, tuple[tuple[str, str], ...]] = {}
+        steady_since = time.monotonic()
+        while True:
+            workloads = [
+                await read(kube, p.metadata.namespace, p.metadata.name)
+                for p in given.podcliquesets
+                if _key(p) not in refused
+            ]
+            now = {
+                f"{w.namespace}/{w.name}": tuple((g.name, g.reason) for g in w.gangs)
+                for w in workloads
+            }
+            if now != last:
+                last, steady_since = now, time.monotonic()
+                say(f"  {_progress(workloads)}")
+            settled = all(
+                w.gangs and all(decided(g, {x.name: x for x in w.gangs}) for g in w.gangs)
+                for w in workloads
+            )
+            if (
+                settled and time.monotonic() - steady_since >= settle
+            ) or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.5)
+        answers = [
+            Answer(w.namespace, w.name, gangs=await _answer(kube, w, nodes)) for w in workloads
+        ]
+    return answers + [
+        Answer(p.metadata.namespace, p.metadata.name, refused=refused[_key(p)])
+        for p in given.podcliquesets
+        if _key(p) in refused
+    ]
+
+
+def _key(pcs: PodCliqueSet) -> str:
+    return f"{pcs.metadata.namespace}/{pcs.metadata.name}"
+
+
+def _progress(workloads: list[Workload]) -> str:
+    gangs = [g for w in workloads for g in w.gangs]
+    placed = sum(g.placed for g in gangs)
+    return f"{placed} of {len(gangs)} gangs placed"
+
+
+async def _apply(kube: Kube, given: Inputs) -> dict[str, str]:
+    """Apply every document (namespaces first); the PodCliqueSets admission refused, by
+    NAMESPACE/NAME, with its words."""
+    for namespace in sorted({p.metadata.namespace for p in given.podcliquesets}):
+        made: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace"}
+        await _apply_one(kube, NAMESPACES, {**made, "metadata": {"name": namespace}})
+    refused = {}
+    for doc in given.documents:
+        resource = await _resource_of(kube, doc)
+        try:
+            await _apply_one(kube, resource, doc)
+        except KubeError as exc:
+            if doc.get("kind") != "PodCliqueSet":
+                raise
+            meta = doc["metadata"]
+            refused[f"{meta['namespace']}/{meta['name']}"] = str(exc)
+    return refused
+
+
+async def _apply_one(kube: Kube, resource: ApiResource, doc: dict[str, Any]) -> None:
+    meta = doc["metadata"]
+    await kube.request(
+        "PATCH",
+        resource.path(meta.get("namespace", "") if resource.namespaced else "", meta["name"]),
+        [("fieldManager", FIELD_MANAGER), ("force", "true")],
+        body=doc,
+        content_type="application/apply-patch+yaml",
+    )
+
+
+async def _resource_of(kube: Kube, doc: dict[str, Any]) -> ApiResource:
+    """The resource of a document's kind, by the API server's discovery."""
+    api_version = str(doc.get("apiVersion", ""))
+    group, _, version = api_version.rpartition("/")
+    path = f"/apis/{api_version}" if group else f"/api/{version}"
+    listed = msgspec.json.decode(await kube.request("GET", path))
+    for found in listed.get("resources") or []:
+        if found.get("kind") == doc.get("kind") and "/" not in found["name"]:
+            return ApiResource(group, version, found["name"], namespaced=found["namespaced"])
+    raise KubeError(404, "NotFound", f"{api_version} {doc.get('kind')}: not served")
+
+
+def _config(backends: list[str]) -> dict[str, Any]:
+    """Default-scheduler (gang scheduling) and the backends the workload uses: only their
+    schedulers start."""
+    others = [b for b in backends if b != DEFAULT_SCHEDULER]
+    return {"scheduler": scheduler_section(others, gang_scheduling=True)}
+
+
+def _pools(args: argparse.Namespace) -> list[NodePool]:
+    if args.capacity is not None:
+        return read_capacity(args.capacity)
+    return asyncio.run(_cluster_nodes(args.kubeconfig))
+
+
+async def _cluster_nodes(kubeconfig: Path | None) -> list[NodePool]:
+    async with Kube(await api_client(kubeconfig)) as kube:
+        listed = msgspec.json.decode(await kube.request("GET", NODES.path()))
+    return pools_like(listed["items"])
+
+
+def whatif(given: Inputs, pools: list[NodePool], timeout: float, settle: float) -> list[Answer]:
+    """The local cluster, Gangway on it, the workload through it; all gone on return."""
+    with ExitStack() as stack:
+        state = Path(stack.enter_context(TemporaryDirectory(prefix="gangway-whatif-")))
+        config_file = state / "operator.yaml"
+        config_file.write_text(yaml.safe_dump(_config(given.backends)))
+        config = load_operator_config(config_file.read_text())
+        local = local_cluster(state, None, stack, say, nodes=NodePool(count=0), given=config)
+        if local.building():
+            raise RuntimeError(
+                f"{', '.join(local.building())} not built yet: run `make up` once to build it"
+            )
+        for pool in pools:
+            local.cp.add_nodes(pool)
+        say(f"{sum(p.count for p in pools)} nodes; starting Gangway…")
+        found = asyncio.run(cluster.prepare(local.cp.kubeconfig, gangway_crds()))
+        start_gangway(
+            stack,
+            state=state,
+            local=local,
+            kubeconfig=local.cp.kubeconfig,
+            found=found,
+            given=config,
+            config=config_file,
+        )
+        say("applying the workload; waiting for the scheduler's verdict…")
+        answers = asyncio.run(_place(local.cp.kubeconfig, given, timeout, settle))
+        say("stopping…")
+    return answers
+
+
+def show(answers: list[Answer], out: TextIO) -> None:
+    for answer in answers:
+        head = f"{answer.namespace}/{answer.name}"
+        if answer.refused:
+            out.write(f"{head}: refused at admission: {answer.refused}\n")
+            continue
+        placed = sum(g.placed for g in answer.gangs)
+        out.write(f"{head}: {placed} of {len(answer.gangs)} gangs would be placed\n")
+        rows = [
+            (
+                g.name,
+                "yes" if g.placed else "no",
+                str(len(g.nodes)),
+                " ".join(f"{k}={','.join(v)}" for k, v in g.domains.items()) or "-",
+                g.reason,
+            )
+            for g in answer.gangs
+        ]
+        out.write("\n".join(table(("gang", "placed", "nodes", "domains", "reason"), rows)) + "\n")
+        for gang in answer.gangs:
+            if not gang.placed:
+                out.write(f"\n{gang.name}: {gang.reason}\n  {gang.message}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        given = inputs(args.file, args.backend)
+    except FieldErrors as exc:
+        return print_errors(exc.errors)
+    try:
+        pools = _pools(args)
+    except FieldErrors as exc:
+        return print_errors(f"--capacity {args.capacity}: {e}" for e in exc.errors)
+    except (KubeError, OSError) as exc:
+        print(f"whatif: the nodes of the cluster: {exc}", file=sys.stderr)
+        return 1
+    try:
+        answers = whatif(given, pools, args.timeout, args.settle)
+    except (RuntimeError, TimeoutError, KubeError, OSError) as exc:
+        print(f"whatif: the local cluster could not run it: {exc}", file=sys.stderr)
+        return 1
+    if args.output == "json":
+        json.dump([asdict(a) for a in answers], sys.stdout, indent=2)
+        print()
+    else:
+        show(answers, sys.stdout)
+    return 0 if all(a.placed for a in answers) else EXIT_NOT_PLACED
