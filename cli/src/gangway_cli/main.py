@@ -42,7 +42,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Gang-scheduling backends for Grove workloads, as services over NATS.",
         epilog="Exit status: 0 done; 1 what was given was refused or what was needed failed "
         "(an invalid manifest, NATS or the API server unreachable), said in one line per "
-        "problem; 2 the command line itself is wrong (an option, a value of one).",
+        "problem; 2 the command line itself is wrong (an option, a value of one); 3 (whatif) a "
+        "gang would not be placed.",
     )
     parser.add_argument("--version", action="version", version=f"gangway {version('gangway-cli')}")
     subparsers = parser.add_subparsers(dest="command", required=True)
