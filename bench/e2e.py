@@ -270,7 +270,7 @@ class Snapshot:
 
 async def journal_count(js: Any, subjects: Subjects, step: str) -> int:
     """Journal entries of one step across the bench namespace (a server-side count)."""
-    pattern = f"{subjects.journal_root}.{NAMESPACE}.*.{step}.*"
+    pattern = f"{subjects.journal_root}.{NAMESPACE}.*.{step}.>"  # PodGang, writer
     info = await js.stream_info(subjects.journal_stream, subjects_filter=pattern)
     return sum((info.state.subjects or {}).values())
 
