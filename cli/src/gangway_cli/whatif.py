@@ -150,8 +150,8 @@ def decided(gang: GangState, waiting: dict[str, GangState]) -> bool:
     that has one: nothing more will happen on these nodes."""
     if gang.placed or gang.reason not in why.NOT_TRIED:
         return True
-    base = gang.message.removeprefix("scheduling gates on: its base gang ").split(" ")[0]
-    return gang.reason == why.GATED and base in waiting and decided(waiting[base], {})
+    base = waiting.get(gang.waiting_on)
+    return base is not None and decided(base, {})
 
 
 async def _answer(kube: Kube, workload: Workload, nodes: dict[str, dict[str, str]]) -> list[Placed]:

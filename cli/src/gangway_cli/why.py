@@ -17,7 +17,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import msgspec
 
@@ -54,6 +54,7 @@ class GangState:
     reason: str
     message: str
     next_step: str
+    waiting_on: str = ""  # the base gang a scaled gang's gates wait for
 
     @property
     def placed(self) -> bool:
@@ -62,7 +63,7 @@ class GangState:
 
 def gang_state(podgang: PodGang, pods: list[Pod], podgangs: dict[str, PodGang]) -> GangState:
     """One PodGang and its pods (``podgangs``: the workload's, for a scaled gang's base)."""
-    reason, message = _reason(podgang, pods, podgangs)
+    reason, message, waiting_on = _reason(podgang, pods, podgangs)
     return GangState(
         name=podgang.metadata.name,
         phase=(podgang.status.phase if podgang.status else None) or "Pending",
@@ -73,25 +74,33 @@ def gang_state(podgang: PodGang, pods: list[Pod], podgangs: dict[str, PodGang]) 
         reason=reason,
         message=message,
         next_step="" if reason == why.SCHEDULED else why.NEXT_STEP.get(reason, ""),
+        waiting_on=waiting_on,
     )
 
 
-def _reason(podgang: PodGang, pods: list[Pod], podgangs: dict[str, PodGang]) -> tuple[str, str]:
+class _Reason(NamedTuple):
+    reason: str
+    message: str
+    waiting_on: str = ""
+
+
+def _reason(podgang: PodGang, pods: list[Pod], podgangs: dict[str, PodGang]) -> _Reason:
     said = podgang.current_condition(labels.SCHEDULED)
     if said is not None:  # podgang's verdict, from the scheduler on
-        return said.reason, said.message
+        return _Reason(said.reason, said.message)
     held = _not_released(podgang)
     if held is not None:
-        return held
+        return _Reason(*held)
     if any(pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE) for pod in pods):
         base = podgang.metadata.labels.get(labels.BASE_PODGANG, "")
         if base and base != podgang.metadata.name and not _placed(podgangs.get(base)):
-            return why.GATED, f"scheduling gates on: its base gang {base} is not scheduled"
-        return why.GATED, "scheduling gates coming off"
+            waits = f"scheduling gates on: its base gang {base} is not scheduled"
+            return _Reason(why.GATED, waits, base)
+        return _Reason(why.GATED, "scheduling gates coming off")
     blocked = podgang.condition(why.SCHEDULER_BLOCKED)
     if blocked is not None and blocked.status == "True":
-        return blocked.reason, blocked.message
-    return why.AWAITING_SCHEDULER, "the scheduler has not placed the gang yet"
+        return _Reason(blocked.reason, blocked.message)
+    return _Reason(why.AWAITING_SCHEDULER, "the scheduler has not placed the gang yet")
 
 
 def _not_released(podgang: PodGang) -> tuple[str, str] | None:

@@ -55,6 +55,7 @@ def test_before_the_scheduler_it_says_what_the_gates_wait_on() -> None:
     scaled = released(podgang("w-0-s-0", **{labels.BASE_PODGANG: "w-0"}))
     waits = gang_state(scaled, gated, {"w-0": released(podgang())})
     assert waits.message == "scheduling gates on: its base gang w-0 is not scheduled"
+    assert waits.waiting_on == "w-0"
 
 
 def test_the_written_verdict_and_the_counts_against_the_minimum() -> None:
