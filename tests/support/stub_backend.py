@@ -7,10 +7,11 @@ Gangway imports it. Tests steer it through PodGang names.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gangway_backendkit.context import BackendContext
-from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed
+from gangway_backendkit.protocol import Capabilities, Synced, SyncFailed, Verdict
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.records import ObjectRecord
@@ -60,6 +61,11 @@ class StubBackend:
             {**pod, "spec": {**pod.get("spec", {}), "schedulerName": NAME}} for pod in request.pods
         ]
         return PodsPrepared(pods=pods)
+
+    def scheduler_view(
+        self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> Verdict | None:
+        return None  # it keeps no scheduler objects to read
 
     async def validate_podcliqueset(
         self, request: ValidateRequest, ctx: BackendContext | None
