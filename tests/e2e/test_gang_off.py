@@ -55,8 +55,11 @@ async def test_without_the_gang_the_scheduler_places_what_fits(
         lambda f: len(f) == 4 and bound(f.values()) == 3,
         PLACED_WITHIN,
     )
+    # Part of the gang placed: below its minimum, which podgroup and how far, in the
+    # scheduler's words about the rest.
     gang = await gang_where(
-        api, namespace, "trainer-0", lambda g: scheduled(g).get("reason") == "Unschedulable"
+        api, namespace, "trainer-0", lambda g: scheduled(g).get("reason") == "BelowMinCount"
     )
+    assert scheduled(gang)["message"].startswith("trainer-0-worker 3 of minimum 4 placed: ")
     assert gang["status"]["phase"] in ("Starting", "Running")
     assert bound(found.values()) == 3
