@@ -372,3 +372,23 @@ async def test_whatif_predicts_what_the_cluster_then_does(
     gangs = await eventually(partial(podgangs, api, namespace), settled, PLACED_WITHIN)
     reasons = [scheduled(g)["reason"] for g in gangs.values()]
     assert (reasons.count("PodGangScheduled"), ["Unschedulable"]) == predicted
+
+
+async def test_whatif_copies_the_nodes_of_a_cluster(
+    api: ApiClient, namespace: str, nodes: Nodes, e2e_cluster: ControlPlane, tmp_path: Path
+) -> None:
+    """--from-cluster: the cluster's nodes read once and copied (labels, allocatable): a
+    gang pinned to this test's two 4-GPU nodes is placed on their copies, and nothing is
+    made on the cluster itself."""
+    made = await nodes.add(2, gpus=4)
+    pcs = whole_gang(namespace, "copied", nodes, 2, 4)
+    manifest = tmp_path / "copied.yaml"
+    manifest.write_text(yaml.safe_dump(pcs))
+    kubeconfig = str(e2e_cluster.kubeconfig)
+    code, answer, said = await asyncio.to_thread(
+        whatif, manifest, None, tmp_path, "--from-cluster", "--kubeconfig", kubeconfig
+    )
+    assert code == 0, said
+    [gang] = answer[0]["gangs"]
+    assert sorted(gang["nodes"]) == sorted(f"like-{name}-0" for name in made)
+    assert await pods(api, namespace) == {}, "whatif placed nothing on the cluster itself"

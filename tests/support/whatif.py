@@ -12,20 +12,23 @@ import yaml
 
 
 def whatif(
-    workload: Path, capacity: dict[str, Any], workdir: Path, *more: str
+    workload: Path, capacity: dict[str, Any] | None, workdir: Path, *more: str
 ) -> tuple[int, list[dict[str, Any]], str]:
     """Exit status, the JSON answer (empty when none) and stderr of ``gangway whatif -f
-    workload --capacity <capacity as a file>``, a short settle time."""
-    path = workdir / "capacity.yaml"
-    path.write_text(yaml.safe_dump(capacity))
+    workload --capacity <capacity as a file>`` (None: ``more`` says where the nodes come
+    from), a short settle time."""
+    nodes: list[str] = []
+    if capacity is not None:
+        path = workdir / "capacity.yaml"
+        path.write_text(yaml.safe_dump(capacity))
+        nodes = ["--capacity", str(path)]
     done = subprocess.run(
         [
             str(Path(sys.executable).parent / "gangway"),
             "whatif",
             "-f",
             str(workload),
-            "--capacity",
-            str(path),
+            *nodes,
             "--settle",
             "3",
             "-o",
