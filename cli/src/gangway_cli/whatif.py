@@ -194,31 +194,8 @@ async def _place(kubeconfig: Path, given: Inputs, within: float, settle: float) 
         refused = await _apply(kube, given)
         listed = msgspec.json.decode(await kube.request("GET", NODES.path()))
         nodes = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in listed["items"]}
-        deadline = time.monotonic() + within
-        last: dict[str, tuple[tuple[str, str], ...]] = {}
-        steady_since = time.monotonic()
-        while True:
-            workloads = [
-                await read(kube, p.metadata.namespace, p.metadata.name)
-                for p in given.podcliquesets
-                if _key(p) not in refused
-            ]
-            now = {
-                f"{w.namespace}/{w.name}": tuple((g.name, g.reason) for g in w.gangs)
-                for w in workloads
-            }
-            if now != last:
-                last, steady_since = now, time.monotonic()
-                say(f"  {_progress(workloads)}")
-            settled = all(
-                w.gangs and all(decided(g, {x.name: x for x in w.gangs}) for g in w.gangs)
-                for w in workloads
-            )
-            if (
-                settled and time.monotonic() - steady_since >= settle
-            ) or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.5)
+        applied = [p for p in given.podcliquesets if _key(p) not in refused]
+        workloads = await _until_decided(kube, applied, within, settle)
         answers = [
             Answer(w.namespace, w.name, gangs=await _answer(kube, w, nodes)) for w in workloads
         ]
@@ -227,6 +204,34 @@ async def _place(kubeconfig: Path, given: Inputs, within: float, settle: float) 
         for p in given.podcliquesets
         if _key(p) in refused
     ]
+
+
+async def _until_decided(
+    kube: Kube, applied: list[PodCliqueSet], within: float, settle: float
+) -> list[Workload]:
+    """The workloads once every gang is decided and has stayed so ``settle`` seconds, or
+    as they stand after ``within`` (said: the undecided gangs then say what they wait on)."""
+    deadline = time.monotonic() + within
+    last: dict[str, tuple[tuple[str, str], ...]] = {}
+    steady_since = time.monotonic()
+    while True:
+        workloads = [await read(kube, p.metadata.namespace, p.metadata.name) for p in applied]
+        now = {
+            f"{w.namespace}/{w.name}": tuple((g.name, g.reason) for g in w.gangs) for w in workloads
+        }
+        if now != last:
+            last, steady_since = now, time.monotonic()
+            say(f"  {_progress(workloads)}")
+        settled = all(
+            w.gangs and all(decided(g, {x.name: x for x in w.gangs}) for g in w.gangs)
+            for w in workloads
+        )
+        if settled and time.monotonic() - steady_since >= settle:
+            return workloads
+        if time.monotonic() > deadline:
+            say(f"no verdict on every gang within {within:.0f} s: answering as things stand")
+            return workloads
+        await asyncio.sleep(0.5)
 
 
 def _key(pcs: PodCliqueSet) -> str:
