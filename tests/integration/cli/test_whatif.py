@@ -41,6 +41,33 @@ def test_a_sample_is_placed_with_room_and_said_why_not_without(
     assert set(reasons) <= why.SCHEDULER_REASONS, reasons
 
 
+GROVE: Final = Path(__file__).parents[2] / "fixtures/grove/samples/user-guide/01_core-concepts"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "backend"),
+    [
+        ("multi-node-disaggregated.yaml", "default-scheduler"),
+        ("complete-inference-pipeline.yaml", "volcano"),
+    ],
+)
+def test_grove_s_own_samples_on_a_backend_of_choice(
+    manifest: str, backend: str, tmp_path: Path
+) -> None:
+    """Grove's published samples (pinned, tests/fixtures/grove), put on a backend with
+    --backend: placed with room, each gang's reason said without."""
+    path = GROVE / manifest
+    code, answer, said = whatif(path, ROOMY, tmp_path, "--backend", backend)
+    assert code == 0, said
+    assert placed_and_not(answer) == (len(answer[0]["gangs"]), [])
+    code, answer, said = whatif(path, TIGHT, tmp_path, "--backend", backend)
+    assert code == 3, said
+    placed, reasons = placed_and_not(answer)
+    assert placed == 0
+    assert set(reasons) <= why.SCHEDULER_REASONS | {why.GATED}, reasons  # scaled gangs wait
+    assert set(reasons) & why.SCHEDULER_REASONS, reasons  # on a base gang the scheduler refused
+
+
 def test_the_same_backend_for_another_scheduler_s_workload(tmp_path: Path) -> None:
     """--backend puts a workload on another scheduler: KAI's sample on the default one."""
     code, answer, said = whatif(
