@@ -37,7 +37,12 @@ from tests.e2e.workloads import (
     why_of,
 )
 from tests.support.backends import live
-from tests.support.kube import kube_of, printed_columns, server_side_apply
+from tests.support.kube import (
+    ensure_priority_class,
+    kube_of,
+    printed_columns,
+    server_side_apply,
+)
 from tests.support.podgang import condition, gated, live_when, podgangs, pods, workload
 from tests.support.store import eventually
 from tests.support.whatif import placed_and_not, whatif
@@ -152,6 +157,7 @@ async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(
 ) -> None:
     pcs = nodes.pin(workload(namespace, "llama", "podcliquesets/disaggregated-inference.yaml"))
     pcs["spec"]["replicas"] = 1
+    await ensure_priority_class(api, pcs["spec"]["template"]["priorityClassName"], 1000)
     for clique in pcs["spec"]["template"]["cliques"]:
         clique.pop("topologyConstraint", None)  # default-scheduler packs no topology
     pcs["spec"]["template"]["podCliqueScalingGroups"][0].pop("topologyConstraint")
@@ -392,3 +398,35 @@ async def test_whatif_copies_the_nodes_of_a_cluster(
     [gang] = answer[0]["gangs"]
     assert sorted(gang["nodes"]) == sorted(f"like-{name}-0" for name in made)
     assert await pods(api, namespace) == {}, "whatif placed nothing on the cluster itself"
+
+
+async def test_a_higher_priority_gang_takes_a_placed_gangs_room_whole(
+    api: ApiClient, namespace: str, nodes: Nodes
+) -> None:
+    """Priority classes on the PodCliqueSets (`spec.template.priorityClassName`): the pod
+    groups and their pods are at that priority (else kube-scheduler refuses every pod), and a
+    higher-priority gang preempts a placed lower one whole; the lower one waits, saying why."""
+    await ensure_priority_class(api, "e2e-low", 100)
+    await ensure_priority_class(api, "e2e-high", 100_000)
+    await nodes.add(2, gpus=4)
+    low = whole_gang(namespace, "low", nodes, 2, 4)
+    low["spec"]["template"]["priorityClassName"] = "e2e-low"
+    await server_side_apply(api, low, namespace)
+    await gang_where(
+        api, namespace, "low-0", lambda g: g.get("status", {}).get("phase") == "Running"
+    )
+    high = whole_gang(namespace, "high", nodes, 2, 4)
+    high["spec"]["template"]["priorityClassName"] = "e2e-high"
+    await server_side_apply(api, high, namespace)
+
+    def high_placed_low_waiting(gangs: dict[str, dict[str, Any]]) -> bool:
+        return (
+            scheduled(gangs.get("high-0", {})).get("status") == "True"
+            and scheduled(gangs.get("low-0", {})).get("reason") == "Unschedulable"
+        )
+
+    await eventually(partial(podgangs, api, namespace), high_placed_low_waiting, PLACED_WITHIN)
+    found = await pods(api, namespace)
+    assert {p["spec"].get("priorityClassName") for p in of_gang(found, "high-0")} == {"e2e-high"}
+    assert bound(of_gang(found, "high-0")) == 2
+    assert bound(of_gang(found, "low-0")) == 0, "the lower gang holds no node: whole or nothing"

@@ -103,3 +103,14 @@ async def delete_object(api: ApiClient, doc: dict[str, Any], namespace: str) -> 
     """Delete the object a manifest names, by REST path from discovery."""
     path = await resource_path(api, doc, namespace)
     await api.call_api(path, "DELETE", auth_settings=["BearerToken"], _preload_content=False)
+
+
+async def ensure_priority_class(api: ApiClient, name: str, value: int) -> None:
+    """A PriorityClass (cluster-wide, kept): pods naming one the cluster lacks are refused."""
+    body = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    await server_side_apply(api, body, "")

@@ -221,3 +221,12 @@ def _resources(resources: _Resources, at: str) -> Iterator[FieldError]:
                 reason=f'Invalid value: "{resources.requests[name]}": must be less than or '
                 f"equal to {name} limit of {resources.limits[name]}",
             )
+
+
+class _PriorityOnly(msgspec.Struct, rename="camel"):
+    priority_class_name: str | None = None
+
+
+def priority_class_of(pod_spec: msgspec.Raw) -> str | None:
+    """A raw podSpec's priorityClassName, decoding nothing else of it."""
+    return msgspec.json.decode(pod_spec, type=_PriorityOnly).priority_class_name

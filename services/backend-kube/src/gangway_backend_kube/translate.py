@@ -35,6 +35,7 @@ from gangway_contracts.grove import (
     longest_instance_names,
 )
 from gangway_contracts.k8s import is_dns_label
+from gangway_contracts.podspec import priority_class_of
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
 
@@ -66,6 +67,14 @@ def _policy(min_replicas: int) -> dict[str, Any]:
     return {"gang": {"minCount": min_replicas}} if min_replicas > 0 else {"basic": {}}
 
 
+def _priority(podgang: PodGang) -> dict[str, Any]:
+    """The PodGang's priority class (the PodCliqueSet's), for its pod groups and their pods:
+    kube-scheduler refuses a pod whose priority is not its pod group's ("all pods in a single
+    pod group should have the same priority")."""
+    name = podgang.spec.priority_class_name
+    return {"priorityClassName": name} if name else {}
+
+
 def _checked(podgang: PodGang) -> list[tuple[str, str, int]]:
     """(podgroup, template name, minReplicas) per podgroup; SyncFailed if the Workload API
     cannot hold them."""
@@ -92,7 +101,8 @@ def workload(podgang: PodGang, version: WorkloadVersion) -> Manifest:
     if version in WITH_PODGROUPS:
         spec_groups: dict[str, Any] = {
             "podGroupTemplates": [
-                {"name": name, "schedulingPolicy": _policy(n)} for _, name, n in groups
+                {"name": name, "schedulingPolicy": _policy(n), **_priority(podgang)}
+                for _, name, n in groups
             ]
         }
     else:
@@ -133,6 +143,7 @@ def podgroups(podgang: PodGang, version: WorkloadVersion) -> list[Manifest]:
             "spec": {
                 **_template_ref(version, gang_object_name(podgang, podgang.metadata.name), name),
                 "schedulingPolicy": _policy(n),
+                **_priority(podgang),
             },
         }
         for group, name, n in _checked(podgang)
@@ -154,6 +165,9 @@ def prepare_pod(version: WorkloadVersion | None) -> PreparePod:
         spec: dict[str, Any] = {"schedulerName": NAME}
         if version in WITH_PODGROUPS:
             spec["schedulingGroup"] = {"podGroupName": gang_object_name(podgang, podgroup)}
+            # At its pod group's priority, or kube-scheduler refuses it (Grove gives every
+            # pod the PodCliqueSet's priority class too).
+            spec |= _priority(podgang)
         elif version == "v1alpha1":
             spec["workloadRef"] = {
                 "name": gang_object_name(podgang, podgang.metadata.name),
@@ -199,4 +213,21 @@ def validate(
         if count > MAX_POD_GROUPS
     )
     errors += not_dns_labels("Workload pod group name", longest_instance_names(pcs))
+    errors += _priorities_apart(pcs)
     return errors, unsupported
+
+
+def _priorities_apart(pcs: PodCliqueSet) -> list[FieldError]:
+    """A clique's own priority class where the PodCliqueSet names none: its pods would not be
+    at their pod group's priority, and kube-scheduler refuses every one of them."""
+    if pcs.spec.template.priority_class_name:
+        return []  # every pod gets the PodCliqueSet's (as Grove gives it)
+    return [
+        FieldError(
+            field=f"spec.template.cliques[{i}].spec.podSpec.priorityClassName",
+            reason=f'"{name}": the default scheduler places a pod group at one priority, '
+            "its own; set spec.template.priorityClassName instead (every pod gets it)",
+        )
+        for i, clique in enumerate(pcs.spec.template.cliques)
+        if (name := priority_class_of(clique.spec.pod_spec))
+    ]
