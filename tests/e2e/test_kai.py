@@ -43,7 +43,7 @@ from tests.e2e.workloads import (
 from tests.support.admission import create
 from tests.support.backends import live
 from tests.support.kai import ensure_queue
-from tests.support.kube import kube_of, server_side_apply
+from tests.support.kube import ensure_priority_class, kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import condition, podgangs, pods
 from tests.support.store import eventually
@@ -254,13 +254,7 @@ async def test_the_priority_class_reaches_kai(
     """The PodGang's priorityClassName is the PodGroup's, and KAI schedules by it: with room
     for one gang, the higher-priority gang submitted second is the one that runs."""
     for name, value in (("e2e-kai-low", 10), ("e2e-kai-high", 1000)):
-        priority = {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": name},
-            "value": value,
-        }
-        await server_side_apply(api, priority, "")
+        await ensure_priority_class(api, name, value)
     await nodes.add(2, gpus=4)
     low = kai_workload(namespace, "low", nodes, gpu_clique("w", 2, 2, gpus=4))
     low["spec"]["template"]["priorityClassName"] = "e2e-kai-low"
