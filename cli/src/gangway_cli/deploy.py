@@ -61,7 +61,7 @@ from gangway_localcluster.certs import CertificateAuthority
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.settings import ConsumerSettings, load_settings
-from gangway_runtime.streams import StreamConfigError, set_up, stream_configs
+from gangway_runtime.streams import RETRY_SECONDS, StreamConfigError, set_up, stream_configs
 
 SECRETS: Final = ApiResource("", "v1", "secrets")
 NATS_PASSWORDS_SECRET: Final = "gangway-nats-users"
@@ -488,19 +488,16 @@ def _run_bus(args: argparse.Namespace) -> int:
         if args.keep:
             print("kept: whatever goes missing is made again (looked at every 10s)", flush=True)
 
-    async def keep() -> None:
-        """Until stopped, through any outage (it starts beside a bus not up yet): a
-        restarted container would be a failure to see, this is not one."""
-        while True:
-            try:
-                await set_up(settings, made, keep=True, provisioned=said)
-            except (OSError, TimeoutError, NatsError) as exc:
-                why = exc or type(exc).__name__
-                print(f"NATS at {settings.nats_url}: {why}; again in 5s", flush=True)
-                await asyncio.sleep(5)
+    def unreachable(exc: BaseException) -> None:
+        why = exc or type(exc).__name__
+        print(f"NATS at {settings.nats_url}: {why}; again in {RETRY_SECONDS:.0f}s", flush=True)
 
     try:
-        asyncio.run(keep() if args.keep else set_up(settings, made, provisioned=said))
+        # --keep: until stopped, through any outage (it starts beside a bus not up yet): a
+        # restarted container would be a failure to see, this is not one.
+        asyncio.run(
+            set_up(settings, made, keep=args.keep, provisioned=said, unreachable=unreachable)
+        )
     except (OSError, TimeoutError, NatsError, StreamConfigError) as exc:
         print(f"NATS at {settings.nats_url}: {exc or type(exc).__name__}", file=sys.stderr)
         return 1

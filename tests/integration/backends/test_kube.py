@@ -20,7 +20,7 @@ from tests.support.backends import (
     running_backend,
 )
 from tests.support.environment import Cluster
-from tests.support.kube import kube_of, resource_path, server_side_apply
+from tests.support.kube import ensure_priority_class, kube_of, resource_path, server_side_apply
 from tests.support.store import eventually
 
 GANG = {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]}
@@ -55,6 +55,7 @@ async def test_a_podgang_becomes_workload_api_objects(
     """On the default control plane (1.37) and on 1.36 Workload + PodGroups; with
     GANGWAY_K8S_VERSION=1.35.x the v1alpha1 Workload alone."""
     gang = base_gang(namespace)
+    await ensure_priority_class(api, gang["spec"]["priorityClassName"], 1000)
     backend = KubeBackend(gang_scheduling=True)
     async with running_backend(api, nc, subjects, namespace, backend, GANG):
         version = backend.version
@@ -134,3 +135,20 @@ async def test_without_gang_scheduling_there_is_nothing_to_create(
         )
         assert "gang scheduling off" in backend_synced(synced)["message"]
         assert not await live(api, named("Workload", "llama-disagg-0", version), namespace)
+
+
+async def test_a_priority_class_the_cluster_lacks_is_said_not_retried(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """The pod groups carry the PodGang's priority class; the API server refuses one that
+    does not exist, and the backend says so on BackendSynced (the resync tries again)."""
+    gang = base_gang(namespace)
+    gang["spec"]["priorityClassName"] = f"missing-{namespace}"
+    async with running_backend(api, nc, subjects, namespace, KubeBackend(True), GANG):
+        await server_side_apply(api, gang, namespace)
+        said = await eventually(
+            lambda: live(api, gang, namespace), lambda g: backend_synced(g).get("status") == "False"
+        )
+    condition = backend_synced(said)
+    assert condition["reason"] == "PriorityClassNotFound", condition
+    assert f"missing-{namespace}" in condition["message"]

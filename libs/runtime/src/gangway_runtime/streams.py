@@ -16,6 +16,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from typing import Final
 
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
@@ -38,6 +39,8 @@ from gangway_runtime.leases import ensure_bucket
 from gangway_runtime.settings import ConsumerSettings, StreamSettings
 
 log = logging.getLogger(__name__)
+# How long a keeper waits before it connects again after losing the bus.
+RETRY_SECONDS: Final = 5.0
 
 # JSApiStreamNameExistErr: the stream exists with another configuration.
 _STREAM_NAME_IN_USE = 10058
@@ -291,16 +294,37 @@ async def set_up(
     keep: bool = False,
     every: float = 10.0,
     provisioned: Callable[[], None] = lambda: None,
+    unreachable: Callable[[BaseException], None] = lambda exc: log.warning(
+        "NATS: %s; again in %.0fs", exc or type(exc).__name__, RETRY_SECONDS
+    ),
 ) -> None:
     """The setup step: connected as ``settings`` say (NATS's setup user), :func:`provision`,
     then ``provisioned()``; ``keep``: then :func:`keep_provisioned` (looking ``every`` s)
-    until cancelled."""
+    until cancelled, through any outage: a keeper starts beside a bus not up yet, or loses
+    it mid-provision (``unreachable`` says so, then it starts again)."""
+    if not keep:
+        await _set_up(settings, durables, provisioned)
+        return
+    while True:
+        try:
+            await _set_up(settings, durables, provisioned, every)
+        except (OSError, TimeoutError, NatsError) as exc:
+            unreachable(exc)
+            await asyncio.sleep(RETRY_SECONDS)
+
+
+async def _set_up(
+    settings: ConsumerSettings,
+    durables: Sequence[Durable],
+    provisioned: Callable[[], None],
+    keep_every: float | None = None,
+) -> None:
     subjects = settings.subjects
     nc = await bus.connect(settings, subjects.service_name(SETUP))
     try:
         await provision(nc.jetstream(), subjects, settings, durables)
         provisioned()
-        if keep:
-            await keep_provisioned(nc.jetstream(), subjects, settings, durables, every)
+        if keep_every is not None:
+            await keep_provisioned(nc.jetstream(), subjects, settings, durables, keep_every)
     finally:
         await nc.drain()

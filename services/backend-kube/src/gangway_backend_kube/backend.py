@@ -17,7 +17,7 @@ from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import gang_object_name
 from gangway_backendkit.keeps import KeepsResources, Write
 from gangway_backendkit.pods import prepare_each
-from gangway_backendkit.protocol import Capabilities, Manifest
+from gangway_backendkit.protocol import Capabilities, Manifest, Synced, SyncFailed
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import (
@@ -26,7 +26,7 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
-from gangway_runtime.kube import ApiResource, Kube
+from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.startup import CannotStart
 
 
@@ -77,6 +77,16 @@ class KubeBackend(KeepsResources):
 
     def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
         return translate.resources(podgang, self.version) if self.version else []
+
+    async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
+        try:
+            return await super().sync_podgang(podgang, ctx)
+        except KubeError as exc:
+            # The pod groups carry the PodCliqueSet's priority class; one the cluster lacks
+            # is the user's to create (the periodic resync tries again), not a retry storm.
+            if exc.status == 403 and "PriorityClass" in exc.message:
+                raise SyncFailed("PriorityClassNotFound", exc.message) from None
+            raise
 
     def write_as(self, manifest: Manifest) -> Write:
         assert self.version is not None  # resources() lists nothing without it
