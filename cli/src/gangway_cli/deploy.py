@@ -68,6 +68,9 @@ NATS_PASSWORDS_SECRET: Final = "gangway-nats-users"
 NATS_SERVICE: Final = "gangway-nats"
 NATS_TLS_SECRET: Final = "gangway-nats-tls"  # the serving pair, and ca.crt for the clients
 NATS_CA_SECRET: Final = "gangway-nats-ca"  # the CA's certificate and key
+# How long `deploy bus` rides out a bus not up yet (deploy/'s setup Job starts beside a
+# 3-node NATS still electing its leaders): a restarted container would look like a failure.
+SETUP_PATIENCE: Final = 180.0
 _MERGE_PATCH: Final = "application/merge-patch+json"
 _ATTEMPTS: Final = 5  # read-modify-write rounds lost to a concurrent writer before giving up
 _LABELS: Final = {"app.kubernetes.io/part-of": "gangway"}
@@ -496,7 +499,14 @@ def _run_bus(args: argparse.Namespace) -> int:
         # --keep: until stopped, through any outage (it starts beside a bus not up yet): a
         # restarted container would be a failure to see, this is not one.
         asyncio.run(
-            set_up(settings, made, keep=args.keep, provisioned=said, unreachable=unreachable)
+            set_up(
+                settings,
+                made,
+                keep=args.keep,
+                patience=SETUP_PATIENCE,
+                provisioned=said,
+                unreachable=unreachable,
+            )
         )
     except (OSError, TimeoutError, NatsError, StreamConfigError) as exc:
         print(f"NATS at {settings.nats_url}: {exc or type(exc).__name__}", file=sys.stderr)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Final
@@ -293,6 +294,7 @@ async def set_up(
     *,
     keep: bool = False,
     every: float = 10.0,
+    patience: float = 0.0,
     provisioned: Callable[[], None] = lambda: None,
     unreachable: Callable[[BaseException], None] = lambda exc: log.warning(
         "NATS: %s; again in %.0fs", exc or type(exc).__name__, RETRY_SECONDS
@@ -300,15 +302,17 @@ async def set_up(
 ) -> None:
     """The setup step: connected as ``settings`` say (NATS's setup user), :func:`provision`,
     then ``provisioned()``; ``keep``: then :func:`keep_provisioned` (looking ``every`` s)
-    until cancelled, through any outage: a keeper starts beside a bus not up yet, or loses
-    it mid-provision (``unreachable`` says so, then it starts again)."""
-    if not keep:
-        await _set_up(settings, durables, provisioned)
-        return
+    until cancelled. Through an outage (a bus not up yet, JetStream still electing its
+    leaders, a server lost mid-provision: ``unreachable`` says so, then it starts again):
+    for ever when keeping, else for ``patience`` seconds, then the error is raised."""
+    deadline = time.monotonic() + patience
     while True:
         try:
-            await _set_up(settings, durables, provisioned, every)
+            await _set_up(settings, durables, provisioned, every if keep else None)
+            return
         except (OSError, TimeoutError, NatsError) as exc:
+            if not keep and time.monotonic() + RETRY_SECONDS > deadline:
+                raise
             unreachable(exc)
             await asyncio.sleep(RETRY_SECONDS)
 
