@@ -32,27 +32,32 @@ def wanted(podgang: PodGang, view: why.Verdict | None) -> Condition | None:
     """The SchedulerBlocked condition to write for ``view``; None: the PodGang says it
     already (or nothing was ever said and nothing is now)."""
     found = podgang.condition(why.SCHEDULER_BLOCKED)
-    generation = podgang.metadata.generation
     if view is None:
         if found is None or found.status == "False":
             return None
-        status, reason, message = "False", why.NOT_BLOCKED, CLEARED
+        candidate = _blocked(podgang, "False", why.NOT_BLOCKED, CLEARED)
     else:
-        message = view.message[:_MESSAGE_LIMIT]
-        if found is not None and (found.status, found.reason, found.message) == (
-            "True",
-            view.reason,
-            message,
-        ):
-            return None
-        status, reason = "True", view.reason
+        candidate = _blocked(podgang, "True", view.reason, view.message[:_MESSAGE_LIMIT])
+    return None if found is not None and _same(found, candidate) else candidate
+
+
+def _blocked(podgang: PodGang, status: str, reason: str, message: str) -> Condition:
     return Condition(
         type=why.SCHEDULER_BLOCKED,
         status=status,
         reason=reason,
         message=message,
         last_transition_time=now(),
-        observed_generation=generation,
+        observed_generation=podgang.metadata.generation,
+    )
+
+
+def _same(said: Condition, wanted: Condition) -> bool:
+    """The same words: when it was said is not a change."""
+    return (said.status, said.reason, said.message) == (
+        wanted.status,
+        wanted.reason,
+        wanted.message,
     )
 
 
@@ -89,11 +94,7 @@ class SchedulerViews:
         if condition is None:
             return
         said = self.told.unshown(key, version)
-        if said is not None and (said.status, said.reason, said.message) == (
-            condition.status,
-            condition.reason,
-            condition.message,
-        ):
+        if said is not None and _same(said, condition):
             return
         written = await set_podgang_condition(self.kube, current, condition)
         if written is None:
