@@ -34,17 +34,14 @@ from gangway_cli.output import print_errors
 from gangway_cli.timeline import table
 from gangway_cli.up import local_cluster, start_gangway
 from gangway_cli.why import GangState, Workload, read
-from gangway_contracts import labels, why
-from gangway_contracts.codec import from_object
+from gangway_contracts import why
 from gangway_contracts.config import DEFAULT_SCHEDULER, load_operator_config
 from gangway_contracts.errors import FieldError, FieldErrors
 from gangway_contracts.grove import PodCliqueSet
-from gangway_contracts.pods import Pod
 from gangway_localcluster.crds import gangway_crds
 from gangway_localcluster.nodes import TOPOLOGY_LABELS, NodePool
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import ApiResource, Kube, KubeError
-from gangway_runtime.status import PODS
 
 EXIT_NOT_PLACED: Final = 3
 FIELD_MANAGER: Final = "gangway-whatif"
@@ -154,39 +151,24 @@ def decided(gang: GangState, waiting: dict[str, GangState]) -> bool:
     return base is not None and decided(base, {})
 
 
-async def _answer(kube: Kube, workload: Workload, nodes: dict[str, dict[str, str]]) -> list[Placed]:
-    listed = msgspec.json.decode(
-        await kube.request(
-            "GET",
-            PODS.path(workload.namespace),
-            [("labelSelector", f"{labels.PART_OF}={workload.name}")],
+def _answer(workload: Workload, nodes: dict[str, dict[str, str]]) -> list[Placed]:
+    """Each gang as ``gangway why`` read it, with the topology domains of its nodes."""
+    return [
+        Placed(
+            gang.name,
+            gang.placed,
+            gang.reason,
+            gang.message,
+            list(gang.nodes),
+            {
+                level: found
+                for level, key in TOPOLOGY_LABELS.items()
+                if level != "host"
+                and (found := sorted({nodes.get(n, {}).get(key, "") for n in gang.nodes} - {""}))
+            },
         )
-    )
-    where: dict[str, set[str]] = {}
-    for pod in (from_object(i, Pod) for i in listed["items"]):
-        if pod.spec.node_name:
-            where.setdefault(pod.metadata.labels.get(labels.PODGANG, ""), set()).add(
-                pod.spec.node_name
-            )
-    found = []
-    for gang in workload.gangs:
-        on = sorted(where.get(gang.name, set()))
-        domains = {
-            level: sorted({nodes.get(n, {}).get(key, "") for n in on} - {""})
-            for level, key in TOPOLOGY_LABELS.items()
-            if level != "host"
-        }
-        found.append(
-            Placed(
-                gang.name,
-                gang.placed,
-                gang.reason,
-                gang.message,
-                on,
-                {k: v for k, v in domains.items() if v},
-            )
-        )
-    return found
+        for gang in workload.gangs
+    ]
 
 
 async def _place(kubeconfig: Path, given: Inputs, within: float, settle: float) -> list[Answer]:
@@ -196,9 +178,7 @@ async def _place(kubeconfig: Path, given: Inputs, within: float, settle: float) 
         nodes = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in listed["items"]}
         applied = [p for p in given.podcliquesets if _key(p) not in refused]
         workloads = await _until_decided(kube, applied, within, settle)
-        answers = [
-            Answer(w.namespace, w.name, gangs=await _answer(kube, w, nodes)) for w in workloads
-        ]
+        answers = [Answer(w.namespace, w.name, gangs=_answer(w, nodes)) for w in workloads]
     return answers + [
         Answer(p.metadata.namespace, p.metadata.name, refused=refused[_key(p)])
         for p in given.podcliquesets

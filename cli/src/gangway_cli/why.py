@@ -55,6 +55,7 @@ class GangState:
     message: str
     next_step: str
     waiting_on: str = ""  # the base gang a scaled gang's gates wait for
+    nodes: tuple[str, ...] = ()  # where its pods are bound
 
     @property
     def placed(self) -> bool:
@@ -75,6 +76,7 @@ def gang_state(podgang: PodGang, pods: list[Pod], podgangs: dict[str, PodGang]) 
         message=message,
         next_step="" if reason == why.SCHEDULED else why.NEXT_STEP.get(reason, ""),
         waiting_on=waiting_on,
+        nodes=tuple(sorted({pod.spec.node_name for pod in pods if pod.spec.node_name})),
     )
 
 
