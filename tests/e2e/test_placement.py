@@ -406,7 +406,8 @@ async def test_a_higher_priority_gang_takes_a_placed_gangs_room_whole(
 ) -> None:
     """Priority classes on the PodCliqueSets (`spec.template.priorityClassName`): the pod
     groups and their pods are at that priority (else kube-scheduler refuses every pod), and a
-    higher-priority gang preempts a placed lower one whole; the lower one waits, saying why."""
+    higher-priority gang preempts a placed lower one whole; the lower one waits, saying it
+    was preempted (its victims' DisruptionTarget, gone within the second)."""
     await ensure_priority_class(api, "e2e-low", 100)
     await ensure_priority_class(api, "e2e-high", 100_000)
     await nodes.add(2, gpus=4)
@@ -423,10 +424,14 @@ async def test_a_higher_priority_gang_takes_a_placed_gangs_room_whole(
     def high_placed_low_waiting(gangs: dict[str, dict[str, Any]]) -> bool:
         return (
             scheduled(gangs.get("high-0", {})).get("status") == "True"
-            and scheduled(gangs.get("low-0", {})).get("reason") == "Unschedulable"
+            and scheduled(gangs.get("low-0", {})).get("reason") == "Preempted"
         )
 
-    await eventually(partial(podgangs, api, namespace), high_placed_low_waiting, PLACED_WITHIN)
+    gangs = await eventually(
+        partial(podgangs, api, namespace), high_placed_low_waiting, PLACED_WITHIN
+    )
+    # The victim named, in kube-scheduler's words; said until the gang is placed again.
+    assert "preempting to accommodate a higher priority" in scheduled(gangs["low-0"])["message"]
     found = await pods(api, namespace)
     assert {p["spec"].get("priorityClassName") for p in of_gang(found, "high-0")} == {"e2e-high"}
     assert bound(of_gang(found, "high-0")) == 2

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodGang
@@ -73,7 +75,9 @@ def test_the_schedulers_own_objects_come_before_the_pods_words() -> None:
 def test_the_schedulers_verdict_is_carried_over() -> None:
     gang = base_gang()
     found = placement_of(gang, pods(gang, status={"conditions": [UNSCHEDULABLE]}))
-    assert found == Placement("Pending", 0, 0, "Unschedulable", UNSCHEDULABLE["message"])
+    assert found == Placement(
+        "Pending", 0, 0, "Unschedulable", UNSCHEDULABLE["message"], pods=len(gang.pods)
+    )
 
 
 def test_every_distinct_word_of_the_scheduler_is_kept() -> None:
@@ -100,6 +104,38 @@ def test_bound_is_starting_and_scheduled_then_running() -> None:
     assert (bound.phase, bound.scheduled, bound.reason) == ("Starting", True, "PodGangScheduled")
     running = placement_of(gang, pods(gang, spec={"nodeName": "n1"}, status={"phase": "Running"}))
     assert (running.phase, running.running) == ("Running", len(list(gang.pods)))
+    assert bound.message == f"{len(gang.pods)} of {len(gang.pods)} pods on nodes"
+
+
+def test_the_gangs_health_is_counted_and_each_count_is_a_write() -> None:
+    """Ready's message counts the gang's ready pods: a change of count is a change (one
+    write), an equal count none."""
+    gang = base_gang()
+    found = pods(gang, spec={"nodeName": "n1"}, status={"phase": "Running"})
+    names = [name for _, _, name in gang.pods]
+    ready = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    found[names[0]] = compact_pod(
+        from_object(
+            {"metadata": {"name": names[0]}, "spec": {"nodeName": "n1"}, "status": ready}, Pod
+        )
+    )
+    one = placement_of(gang, found)
+    assert (one.ready, one.ready_words) == (False, f"1 of {len(names)} pods ready")
+    said = with_condition(
+        with_condition(podgang(False), labels.SCHEDULED, True, "PodGangScheduled", one.message),
+        labels.READY,
+        False,
+        "PodGangNotReady",
+        one.ready_words,
+    )
+    assert said.status is not None
+    said = msgspec.structs.replace(
+        said, status=msgspec.structs.replace(said.status, phase="Running")
+    )
+    assert not one.to_write(said)
+    every = placement_of(gang, pods(gang, spec={"nodeName": "n1"}, status=ready))
+    assert (every.ready, every.ready_words) == (True, f"{len(names)} of {len(names)} pods ready")
+    assert every.to_write(said)
 
 
 def test_one_podgroup_below_its_minimum_is_not_scheduled() -> None:
@@ -141,3 +177,58 @@ def test_nothing_is_written_before_the_scheduler_acts_then_every_change_is() -> 
     # Once reported, it follows the pods back too (a pod recreated behind its gate).
     assert gated.to_write(podgang(reported=True)) is False  # the same as reported
     assert placement_of(gang, pods(gang)).to_write(podgang(reported=True))
+
+
+KUBE_EVICTED = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "PreemptionByScheduler",
+    "message": "default-scheduler: preempting to accommodate a higher priority pod group",
+}
+VOLCANO_EVICTED = {
+    "type": "Ready",
+    "status": "False",
+    "reason": "Evict",
+    "message": "Pod is evicted, because of preempt",
+}
+
+
+def test_a_pod_its_scheduler_evicted_for_another_makes_the_gang_preempted() -> None:
+    """kube-scheduler and KAI mark a victim with DisruptionTarget, Volcano with Ready=False
+    Evict: the gang is Preempted, in their words and naming the pod, though still bound."""
+    gang = base_gang()
+    victim = next(name for _, _, name in gang.pods)
+    for mark in (KUBE_EVICTED, VOLCANO_EVICTED):
+        found = pods(gang, spec={"nodeName": "n1"})
+        found[victim] = compact_pod(
+            from_object(
+                {
+                    "metadata": {"name": victim},
+                    "spec": {"nodeName": "n1"},
+                    "status": {"conditions": [mark]},
+                },
+                Pod,
+            )
+        )
+        placement = placement_of(gang, found)
+        assert (placement.reason, placement.message) == (
+            "Preempted",
+            f"{victim}: {mark['message']}",
+        )
+
+
+def test_preempted_stays_until_the_gang_is_placed_again() -> None:
+    """The victims are gone in a second: the read model's memo says it first, then the
+    PodGang's own condition, through the replacements' gates and the scheduler's verdict."""
+    gang = base_gang()
+    words = "g-0-w-1: default-scheduler: preempting to accommodate a higher priority pod"
+    gated = pods(gang, spec={"schedulingGates": GATE})
+    assert placement_of(gang, gated, podgang(False), preempted=words).reason == "Preempted"
+    said = with_condition(podgang(False), labels.SCHEDULED, False, "Preempted", words)
+    waiting = pods(gang, status={"conditions": [UNSCHEDULABLE]})
+    for now in (gated, waiting):
+        placement = placement_of(gang, now, said)
+        assert (placement.reason, placement.message) == ("Preempted", words)
+        assert not placement.to_write(said), "no write while it stays so"
+    placed = placement_of(gang, pods(gang, spec={"nodeName": "n1"}), said)
+    assert placed.reason == "PodGangScheduled"

@@ -87,3 +87,48 @@ def test_a_deleted_hpa_is_remembered_gone_at_its_version_until_made_again() -> N
     assert model.workload(key).gone == {(Kind.HPA, "auto-0-model"): "7"}
     model.apply(Kind.HPA, hpa(9, deleted=False))
     assert model.workload(key).gone == {}
+
+
+def test_a_victim_is_remembered_by_gang_until_replaced_on_a_node_or_the_podgang_says_so() -> None:
+    # A scheduler marks its victim and deletes it within the same second: the mark is kept
+    # by gang until its replacement is on a node or the PodGang's own Scheduled condition
+    # says Preempted.
+    model = ReadModel(None, Subjects("t"))  # type: ignore[arg-type]
+
+    def of(kind: str, version: int, deleted: bool, uid: str = "old", **parts: Any) -> ObjectRecord:
+        obj = {
+            "metadata": {
+                "name": "low-0-w-1" if kind == Kind.POD else "low-0",
+                "uid": uid,
+                "labels": {labels.PART_OF: "low", labels.PODGANG: "low-0"},
+            },
+            **parts,
+        }
+        found = record(obj["metadata"]["name"], version, deleted, "low")
+        return msgspec.structs.replace(
+            found, kind=kind, object=msgspec.Raw(msgspec.json.encode(obj))
+        )
+
+    mark = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    model.apply(Kind.PODGANG, of(Kind.PODGANG, 3, False, spec={"podgroups": []}))
+    model.apply(Kind.POD, of(Kind.POD, 4, False, status={"conditions": [mark | {"message": "x"}]}))
+    model.apply(Kind.POD, of(Kind.POD, 5, deleted=True))
+    (key,) = model.workload_keys()
+    [victim] = model.workload(key).preempted.values()
+    assert (victim.name, victim.preemption()) == ("low-0-w-1", "low-0-w-1: x")
+    # Its replacement gated, then on a node: the gang was placed again, the memo goes.
+    model.apply(Kind.POD, of(Kind.POD, 6, False))
+    assert model.workload(key).preempted
+    model.apply(Kind.POD, of(Kind.POD, 7, False, uid="new", spec={"nodeName": "n1"}))
+    assert model.workload(key).preempted == {}
+    model.apply(Kind.POD, of(Kind.POD, 8, False, status={"conditions": [mark]}))
+    said = {
+        "type": "Scheduled",
+        "status": "False",
+        "reason": "Preempted",
+        "message": "x",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    status = {"phase": "Pending", "conditions": [said]}
+    model.apply(Kind.PODGANG, of(Kind.PODGANG, 9, False, spec={"podgroups": []}, status=status))
+    assert model.workload(key).preempted == {}

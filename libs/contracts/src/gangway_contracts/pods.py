@@ -9,6 +9,15 @@ from gangway_contracts.k8s import ObjectMeta, Wire
 # core/v1's condition the scheduler writes, and its reason from the API server while gated.
 POD_SCHEDULED: Final = "PodScheduled"
 SCHEDULING_GATED: Final = "SchedulingGated"
+# How a scheduler marks a pod it evicts to make room for another: kube-scheduler (and
+# the schedulers built on its framework) and KAI (``--update-pod-eviction-condition``)
+# with core/v1's DisruptionTarget; Volcano with Ready=False, reason Evict.
+DISRUPTION_TARGET: Final = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
+VOLCANO_EVICT: Final = "Evict"
+_EVICTED: Final = frozenset(
+    {(DISRUPTION_TARGET, "True", PREEMPTION_BY_SCHEDULER), ("Ready", "False", VOLCANO_EVICT)}
+)
 
 
 class SchedulingGate(Wire, frozen=True, kw_only=True):
@@ -79,6 +88,14 @@ class Pod(Wire, frozen=True, kw_only=True):
                 continue
             if found.reason and found.reason != SCHEDULING_GATED:
                 return found.reason, found.message or found.reason
+        return None
+
+    def preemption(self) -> str | None:
+        """The scheduler's words when it evicted the pod to make room for another (see
+        DISRUPTION_TARGET), else None."""
+        for found in self.status.conditions:
+            if (found.type, found.status, found.reason) in _EVICTED:
+                return found.message or found.reason
         return None
 
     @property

@@ -89,6 +89,9 @@ def scheduler_args(binaries: KaiBinaries, metrics_port: int, plugin_port: int) -
         # Its plugin server listens on every interface: a free port keeps instances apart.
         f"--plugin-server-port={plugin_port}",
         "--leader-elect=false",
+        # Marks a pod it evicts (DisruptionTarget, naming the preemptor): podgang says the
+        # gang was Preempted, and by whom, rather than only that it no longer fits.
+        "--update-pod-eviction-condition=true",
     ]
 
 

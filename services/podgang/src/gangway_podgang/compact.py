@@ -90,6 +90,7 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     # When its readiness last changed, or it was made (a roll's progress: rolling.py).
     changed_at: str | None = None
     incarnation: int = 0  # of its gang, when it was made (labels.INCARNATION)
+    preempted: str | None = None  # the scheduler's words, evicted for another (Pod.preemption)
 
     def is_gated(self, gate: str) -> bool:
         return gate in self.gates
@@ -98,6 +99,12 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     def is_scheduled(self) -> bool:
         """Bound to a node: what "scheduled" means for a gang's minReplicas."""
         return bool(self.node_name)
+
+    def preemption(self) -> str | None:
+        """The scheduler's words when it evicted this pod for another, naming the pod."""
+        if not self.preempted:
+            return None
+        return self.preempted if self.name in self.preempted else f"{self.name}: {self.preempted}"
 
 
 def compact_pod(pod: Pod) -> PodRecord:
@@ -124,6 +131,7 @@ def compact_pod(pod: Pod) -> PodRecord:
         # Written in whole seconds: most pods of a roll share one string.
         changed_at=_shared(pod.readiness_changed_at or meta.creation_timestamp),
         incarnation=incarnation_of(meta.labels),
+        preempted=pod.preemption(),
     )
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from gangway_contracts import labels, why
@@ -47,6 +47,9 @@ class Observed:
 
     podgangs: Mapping[str, PodGang]
     pods: Mapping[str, PodRecord]
+    # By gang, the last pod its scheduler evicted for another, though it may be gone
+    # (ReadModel.preempted).
+    preempted: Mapping[str, PodRecord] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,14 @@ class Placement:
     reason: str
     message: str
     ready: bool = False  # every podgroup has minReplicas ready pods (Grove's Ready)
+    pods: int = 0  # the gang's pods, as planned
+    ready_pods: int = 0
+
+    @property
+    def ready_words(self) -> str:
+        """The Ready condition's message: the gang's health, counted (its status says
+        whether every podgroup has its minReplicas of them)."""
+        return f"{self.ready_pods} of {self.pods} pods ready"
 
     @property
     def scheduled(self) -> bool:
@@ -203,7 +214,10 @@ class Placement:
         return (
             phase_now(podgang) != self.phase
             or self.verdict_differs(podgang)
-            or (ready is not None and (ready.status == "True") != self.ready)
+            or (
+                ready is not None
+                and ((ready.status == "True") != self.ready or ready.message != self.ready_words)
+            )
         )
 
     def verdict_differs(self, podgang: PodGang) -> bool:
@@ -222,33 +236,62 @@ def placement_of(
     pods: Mapping[str, PodRecord],
     live: PodGang | None = None,
     held: str | None = None,
+    preempted: str | None = None,
 ) -> Placement:
     """Pending until the scheduler binds a pod of the gang, Starting while some are bound,
     Running once every pod is Running; Scheduled once every podgroup has minReplicas bound,
-    else why not, first cause first: gated (``held``: on what), the backend's refusal, the
-    scheduler's own objects (the backend's SchedulerBlocked on ``live``), the pods' verdicts,
-    or nothing said yet."""
+    else why not, first cause first: the backend's refusal (gates on), the scheduler's
+    eviction of the gang for another (``preempted``: the words, until the gang is placed
+    again), gated (``held``: on what), the scheduler's own objects (the backend's
+    SchedulerBlocked on ``live``), the pods' verdicts, or nothing said yet."""
     planned = [name for _, _, name in gang.pods]
     found = [pods[name] for name in planned if name in pods]
     bound = sum(1 for pod in found if pod.is_scheduled)
     running = sum(1 for pod in found if pod.phase == RUNNING)
     phase = RUNNING if found and running == len(planned) else STARTING if bound else PENDING
     gated = any(pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE) for pod in found)
-    if scheduled(gang, pods):
-        reason, message = why.SCHEDULED, "every podgroup has its minReplicas pods on nodes"
+    evicted = preempted or _preemption(found, live)
+    if scheduled(gang, pods) and not any(pod.preempted for pod in found):
+        reason, message = why.SCHEDULED, f"{bound} of {len(planned)} pods on nodes"
+    elif gated and (refusal := _refusal(live)):
+        reason, message = why.BACKEND_NOT_SYNCED, refusal
+    elif evicted:
+        reason, message = why.PREEMPTED, evicted
     elif gated:
-        reason, message = _held_back(live, held)
+        reason = why.GATED
+        message = f"scheduling gates on: {held}" if held else "scheduling gates coming off"
     else:
         reason, message = _scheduler_verdict(gang, pods, live, found)
-    return Placement(phase, bound, running, reason, message, ready=available(gang, pods))
+    ready = sum(1 for pod in found if pod.ready and not pod.deleting)
+    return Placement(
+        phase,
+        bound,
+        running,
+        reason,
+        message,
+        ready=available(gang, pods),
+        pods=len(planned),
+        ready_pods=ready,
+    )
 
 
-def _held_back(live: PodGang | None, held: str | None) -> tuple[str, str]:
-    """Why a gang's gates are on: the backend refused it, or what they wait on."""
+def _refusal(live: PodGang | None) -> str | None:
+    """The backend's words when it refused the gang's generation."""
     refused = live.current_condition(labels.BACKEND_SYNCED) if live is not None else None
-    if refused is not None and refused.status == "False":
-        return why.BACKEND_NOT_SYNCED, f"{refused.reason}: {refused.message}"
-    return why.GATED, f"scheduling gates on: {held}" if held else "scheduling gates coming off"
+    if refused is None or refused.status != "False":
+        return None
+    return f"{refused.reason}: {refused.message}"
+
+
+def _preemption(found: list[PodRecord], live: PodGang | None) -> str | None:
+    """The words of a pod of the gang marked evicted for another, else those the PodGang
+    said Preempted with: it stays so until it is placed again (its victims' replacements
+    pass through their gates and the scheduler's verdict on the way back)."""
+    marked = next((words for pod in found if (words := pod.preemption())), None)
+    if marked is not None:
+        return marked
+    said = live.condition(labels.SCHEDULED) if live is not None else None
+    return said.message if said is not None and said.reason == why.PREEMPTED else None
 
 
 def _scheduler_verdict(
@@ -465,7 +508,9 @@ class GangRules:
         if not complete:
             return first
         held = gates_held_by(gang, live, self.planned, pods, self.replaced)
-        placement = placement_of(gang, pods, live, held)
+        victim = self.observed.preempted.get(gang.name)
+        evicted = victim.preemption() if victim is not None else None
+        placement = placement_of(gang, pods, live, held, evicted)
         placed = ((live, placement),) if placement.to_write(live) else ()
         return replace(first, set_placement=placed, lift_gates=() if held else gated(gang, pods))
 

@@ -25,7 +25,7 @@ from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from gangway_contracts import labels
+from gangway_contracts import labels, why
 from gangway_contracts.codec import MALFORMED
 from gangway_contracts.durables import PODGANG_KINDS
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
@@ -69,6 +69,7 @@ VIEWS: dict[str, type[Object]] = {
 _REMEMBERED_GONE = frozenset({Kind.PODCLIQUE, Kind.PODCLIQUESCALINGGROUP, Kind.HPA})
 # Deletes kept per PodCliqueSet; one forgotten costs one create answered 409.
 _GONE_AT_MOST = 1000
+_PREEMPTED_AT_MOST = 1000
 _BATCH = 1000
 # The server drops the consumer this long after the service stops asking.
 _INACTIVE_SECONDS = 60.0
@@ -93,6 +94,11 @@ class Workload:
     # yet" is known to be past (a create and its delete mirrored before a reconcile ran would
     # otherwise read as still on its way, and the object would never be made again).
     gone: dict[tuple[str, str], str] = field(default_factory=dict)
+    # The last pod of each gang a scheduler evicted for another (its record, with the
+    # scheduler's words), until the PodGang says Preempted itself or the pod's replacement
+    # is bound: a victim's delete is mirrored right after its mark, often before a
+    # reconcile reads the pods.
+    preempted: dict[str, PodRecord] = field(default_factory=dict)
     # The gangs whose PodGang, pods or Service changed since the reconciler last took them.
     touched: set[str] = field(default_factory=set)
     # Its key in the model: every object filed under it refers to this one tuple.
@@ -108,6 +114,7 @@ class Workload:
             dict(self.scaling_groups),
             dict(self.autoscalers),
             gone=dict(self.gone),
+            preempted=dict(self.preempted),
             key=self.key,
         )
 
@@ -133,8 +140,10 @@ def _add(workload: Workload, name: str, obj: Object) -> None:
     if isinstance(obj, PodCliqueSet):
         workload.podcliqueset = obj
     elif isinstance(obj, PodGang):
-        workload.podgangs[name] = compact_podgang(obj)
+        podgang = workload.podgangs[name] = compact_podgang(obj)
         workload.touched.add(name)
+        if name in workload.preempted and _says_preempted(podgang):
+            del workload.preempted[name]
     elif isinstance(obj, Service):
         workload.services[name] = obj
         workload.touched.add(name)
@@ -148,6 +157,26 @@ def _add(workload: Workload, name: str, obj: Object) -> None:
     elif isinstance(obj, Pod):
         pod = workload.pods[name] = compact_pod(obj)
         workload.touched.add(pod.gang)
+        if pod.gang:
+            _remember_preemption(workload.preempted, pod)
+
+
+def _remember_preemption(preempted: dict[str, PodRecord], pod: PodRecord) -> None:
+    """Keep a victim by its gang; forget it once its replacement is on a node."""
+    if pod.preempted:
+        if len(preempted) >= _PREEMPTED_AT_MOST:  # the oldest first
+            del preempted[next(iter(preempted))]
+        preempted[pod.gang] = pod
+        return
+    victim = preempted.get(pod.gang)
+    replaced = victim is not None and victim.name == pod.name and victim.uid != pod.uid
+    if replaced and pod.is_scheduled:
+        del preempted[pod.gang]
+
+
+def _says_preempted(podgang: PodGang) -> bool:
+    found = podgang.condition(labels.SCHEDULED)
+    return found is not None and found.reason == why.PREEMPTED
 
 
 class ReadModel:

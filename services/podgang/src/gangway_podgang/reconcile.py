@@ -192,7 +192,7 @@ class Reconciler:
             plan.gangs,
             pcs.metadata.namespace,
             pcs.spec.template.priority_class_name,
-            Observed(podgangs=workload.podgangs, pods=workload.pods),
+            Observed(workload.podgangs, workload.pods, workload.preempted),
             owner_uid=pcs.metadata.uid,
             focus=focus,
             roll=rolled,  # both acted on only in a whole decision

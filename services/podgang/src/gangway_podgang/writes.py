@@ -108,10 +108,6 @@ class Expectation:
         return seen is not None and newer_or_same(seen[0], self.resource_version)
 
 
-_READY: Final = "every podgroup has its minReplicas pods ready"
-_NOT_READY: Final = "a podgroup has fewer ready pods than its minReplicas"
-
-
 def _condition(podgang: PodGang, type_: str, status: str, reason: str, message: str) -> Condition:
     """One of the PodGang's conditions as of now, observed at its generation."""
     return Condition(
@@ -474,10 +470,12 @@ class Actuator:
         meta = live.metadata
         status = "True" if placement.scheduled else "False"
         scheduled = _condition(live, labels.SCHEDULED, status, placement.reason, placement.message)
-        ready = (
-            _condition(live, labels.READY, "True", "PodGangReady", _READY)
-            if placement.ready
-            else _condition(live, labels.READY, "False", "PodGangNotReady", _NOT_READY)
+        ready = _condition(
+            live,
+            labels.READY,
+            "True" if placement.ready else "False",
+            "PodGangReady" if placement.ready else "PodGangNotReady",
+            placement.ready_words,
         )
         call = set_podgang_condition(
             self.kube,
@@ -503,6 +501,17 @@ class Actuator:
                     scheduled=placement.scheduled,
                     reason=placement.reason,
                     message=placement.message,
+                )
+            )
+        was_ready = live.current_condition(labels.READY)
+        if placement.ready != (was_ready is not None and was_ready.status == "True"):
+            await self.reporter.journal(
+                events.PodGangReadyChanged(
+                    **self.reporter.common(pcs),
+                    podgang=meta.name,
+                    ready=placement.ready,
+                    ready_pods=placement.ready_pods,
+                    pods=placement.pods,
                 )
             )
         if phase_now(live) != placement.phase:
