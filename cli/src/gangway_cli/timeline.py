@@ -43,6 +43,9 @@ def detail(event: AnyJournalEvent) -> str:
             text = f"{event.phase}: {event.bound} pods bound, {event.running} running"
         case ev.SchedulerVerdict():
             text = "placed" if event.scheduled else f"{event.reason}: {event.message}"
+        case ev.PodGangReadyChanged():
+            said = "Ready" if event.ready else "not Ready"
+            text = f"{said}: {event.ready_pods} of {event.pods} pods ready"
         case ev.GangTerminated():
             text = f"below minAvailable for {event.delay}: {', '.join(event.cliques)}"
         case ev.GangRolled():

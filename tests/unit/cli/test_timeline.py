@@ -168,3 +168,13 @@ def test_the_scheduler_s_verdict_is_told_in_its_words() -> None:
         f"Unschedulable: {words}",
     ]
     assert re.split(r"\s{2,}", lines[-1])[-3:] == ["SchedulerVerdict", "demo-0", "placed"]
+
+
+def test_the_gang_s_health_is_told_counted() -> None:
+    health: list[AnyJournalEvent] = [
+        ev.PodGangReadyChanged(**common(5), podgang="demo-0", ready=True, ready_pods=4, pods=4),
+        ev.PodGangReadyChanged(**common(9), podgang="demo-0", ready=False, ready_pods=3, pods=4),
+    ]
+    lines = render("ml/demo", journal(gangs=1) + health)
+    said = [re.split(r"\s{2,}", line)[-1] for line in lines[-2:]]
+    assert said == ["Ready: 4 of 4 pods ready", "not Ready: 3 of 4 pods ready"]

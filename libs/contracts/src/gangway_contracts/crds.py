@@ -167,12 +167,13 @@ RESOURCES: Final = (
         version=SCHEDULER_VERSION,
         plural=PODGANG_PLURAL,
         short_name="pg",
-        # Grove's Phase, then why it is or is not scheduled (gangway_contracts.why) and
-        # whether it is ready; -o wide: the scheduler's words.
+        # Grove's Phase, then why it is or is not scheduled (gangway_contracts.why),
+        # whether it is ready and its pods ready, counted; -o wide: the scheduler's words.
         columns=(
             ("Phase", "string", ".status.phase"),
             ("Scheduled", "string", '.status.conditions[?(@.type=="Scheduled")].reason'),
             ("Ready", "string", '.status.conditions[?(@.type=="Ready")].status'),
+            ("Pods", "string", '.status.conditions[?(@.type=="Ready")].message'),
             _AGE,
             ("Message", "string", '.status.conditions[?(@.type=="Scheduled")].message', 1),
         ),

@@ -101,6 +101,16 @@ class SchedulerVerdict(JournalEvent, frozen=True, kw_only=True):
     message: str = ""
 
 
+class PodGangReadyChanged(JournalEvent, frozen=True, kw_only=True):
+    """The PodGang's Ready condition changed: every podgroup has its minReplicas pods ready
+    (``ready``), or no longer; with the gang's ready pods, counted."""
+
+    podgang: str
+    ready: bool
+    ready_pods: int
+    pods: int
+
+
 class AdmissionRejected(JournalEvent, frozen=True, kw_only=True):
     operation: str
     errors: list[FieldError]
@@ -120,6 +130,7 @@ AnyJournalEvent = (
     | GatesLifted
     | PodGangPhaseChanged
     | SchedulerVerdict
+    | PodGangReadyChanged
     | AdmissionRejected
 )
 

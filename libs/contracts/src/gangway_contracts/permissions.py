@@ -55,6 +55,7 @@ JOURNAL_WRITERS: Final[dict[str, tuple[type[JournalEvent], ...]]] = {
         events.GatesLifted,
         events.PodGangPhaseChanged,
         events.SchedulerVerdict,
+        events.PodGangReadyChanged,
     ),
     ADMISSION: (events.AdmissionRejected,),
     "backend": (events.BackendSynced, events.BackendSyncFailed),
