@@ -6,6 +6,7 @@ PodGroup cannot express is said. No pod is bound by hand."""
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from kubernetes_asyncio.client.api_client import ApiClient
@@ -83,11 +84,11 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
 
 
 async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
-    api: ApiClient, namespace: str, nodes: Nodes
+    api: ApiClient, namespace: str, nodes: Nodes, tmp_path: Path
 ) -> None:
     await nodes.add(4, gpus=4)
     pcs = coscheduled(whole_gang(namespace, "trainer", nodes, 4, 4, replicas=2))
-    await one_of_two_runs_whole(api, namespace, pcs, PLACED_WITHIN)
+    await one_of_two_runs_whole(api, namespace, pcs, nodes, tmp_path)
 
 
 async def test_scaling_and_deleting_take_the_podgroups_along(

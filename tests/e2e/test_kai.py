@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_backend_kai.translate import PODGROUPS, QUEUE_LABEL, TOPOLOGIES
 from gangway_contracts import labels
+from gangway_localcluster.kai import queues
 from gangway_localcluster.nodes import (
     BLOCK_LABEL,
     HOSTNAME_LABEL,
@@ -33,6 +35,7 @@ from tests.e2e.workloads import (
     gpu_clique,
     gpu_workload,
     made_again_under_its_names_stays_whole,
+    one_of_two_runs_whole,
     rolled_within_its_budget,
     running,
     scheduled,
@@ -42,7 +45,7 @@ from tests.e2e.workloads import (
 )
 from tests.support.admission import create
 from tests.support.backends import live
-from tests.support.kai import ensure_queue
+from tests.support.kai import DEPARTMENT, ensure_queue
 from tests.support.kube import ensure_priority_class, kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import condition, podgangs, pods
@@ -67,6 +70,15 @@ def kai_workload(
 @pytest.fixture
 async def queue(api: ApiClient) -> str:
     return await ensure_queue(api, QUEUE)
+
+
+async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
+    api: ApiClient, namespace: str, nodes: Nodes, queue: str, tmp_path: Path
+) -> None:
+    await nodes.add(4, gpus=4)
+    pcs = kai_workload(namespace, "trainer", nodes, gpu_clique("worker", 4, 4, gpus=4))
+    pcs["spec"]["replicas"] = 2
+    await one_of_two_runs_whole(api, namespace, pcs, nodes, tmp_path, *queues(queue, DEPARTMENT))
 
 
 async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
@@ -275,8 +287,18 @@ async def test_the_priority_class_reaches_kai(
         on_nodes = {n for n, p in found.items() if p["spec"].get("nodeName")}
         return on_nodes == {"high-0-w-0", "high-0-w-1"} and running(found.values()) == 2
 
-    # KAI preempts the low gang (preemptible: priority below 100) for the high one.
+    # KAI preempts the low gang (preemptible: priority below 100) for the high one, and
+    # marks its victims: the low gang says Preempted, naming the workload that took its room.
     await eventually(partial(pods, api, namespace), high_runs_low_waits, PLACED_WITHIN)
+    said = await eventually(
+        partial(podgangs, api, namespace),
+        lambda g: condition(g.get("low-0", {}), labels.SCHEDULED).get("reason") == "Preempted",
+        PLACED_WITHIN,
+    )
+    assert (
+        "was preempted by higher priority workload"
+        in (condition(said["low-0"], labels.SCHEDULED)["message"])
+    )
 
 
 async def test_a_scaling_group_rolls_two_replicas_at_a_time_with_max_unavailable_2(

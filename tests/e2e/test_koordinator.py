@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from kubernetes_asyncio.client.api_client import ApiClient
@@ -102,11 +103,11 @@ async def test_spare_pods_are_said_and_the_group_binds_once_every_pod_fits(
 
 
 async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
-    api: ApiClient, namespace: str, nodes: Nodes
+    api: ApiClient, namespace: str, nodes: Nodes, tmp_path: Path
 ) -> None:
     await nodes.add(4, gpus=4)
     pcs = koordinated(whole_gang(namespace, "trainer", nodes, 4, 4, replicas=2))
-    await one_of_two_runs_whole(api, namespace, pcs, PLACED_WITHIN)
+    await one_of_two_runs_whole(api, namespace, pcs, nodes, tmp_path)
 
 
 async def test_scaling_and_deleting_take_the_gangs_along(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,11 +136,11 @@ async def test_a_queue_at_its_capability_holds_the_second_gang_back_whole(
 
 
 async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
-    api: ApiClient, namespace: str, nodes: Nodes
+    api: ApiClient, namespace: str, nodes: Nodes, tmp_path: Path
 ) -> None:
     await nodes.add(4, gpus=4)
     pcs = on_volcano(whole_gang(namespace, "trainer", nodes, 4, 4, replicas=2))
-    await one_of_two_runs_whole(api, namespace, pcs, PLACED_WITHIN)
+    await one_of_two_runs_whole(api, namespace, pcs, nodes, tmp_path)
 
 
 async def test_scaling_and_deleting_take_the_podgroups_along(

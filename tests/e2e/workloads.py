@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import yaml
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.api_client import ApiClient
 
@@ -26,6 +27,7 @@ from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import condition, gated, objects, podgangs, pods, workload
 from tests.support.store import eventually
+from tests.support.whatif import placed_and_not, whatif
 
 # The garbage collector finds CRDs installed after it started on its next discovery (~30 s).
 GC_WITHIN = 90.0
@@ -211,12 +213,25 @@ async def scaled_up_down_and_deleted(
 
 
 async def one_of_two_runs_whole(
-    api: ApiClient, namespace: str, pcs: dict[str, Any], within: float = 60.0
+    api: ApiClient,
+    namespace: str,
+    pcs: dict[str, Any],
+    nodes: Nodes,
+    workdir: Path,
+    *also: dict[str, Any],
 ) -> None:
-    """``pcs``: two gangs (trainer-0, trainer-1) of four pods on room for four. One runs
-    whole; the other gets no node, and its PodGang says why in the words every backend
-    uses (``gangway_contracts.why``), with the scheduler's own."""
+    """``pcs``: two gangs (trainer-0, trainer-1) of four 4-GPU pods on the test's four
+    4-GPU nodes. `gangway whatif` on a copy of those nodes, with the same scheduler (and
+    ``also``, the queues it names), says one gang placed and why the other is not; then the
+    cluster does just that: one runs whole, the other gets no node, and its PodGang says why
+    in the words every backend uses (``gangway_contracts.why``), with the scheduler's own."""
+    manifest = workdir / "trainer.yaml"
+    manifest.write_text(yaml.safe_dump_all([*also, pcs]))
+    room = {"nodes": [{"count": 4, "gpus": 4, "labels": nodes.selector}]}
+    code, answer, said = await asyncio.to_thread(whatif, manifest, room, workdir)
+    assert (code, placed_and_not(answer)) == (3, (1, ["Unschedulable"])), said
     await server_side_apply(api, pcs, namespace)
+    within = PLACED_WITHIN
 
     def one_gang_running(found: dict[str, dict[str, Any]]) -> bool:
         counts = sorted(running(of_gang(found, g)) for g in ("trainer-0", "trainer-1"))
