@@ -95,7 +95,9 @@ WRITE_VERBS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # What Gangway writes for each gang (resource/subresource); the PodCliqueSet's status and
 # Events are counted apart (per PodCliqueSet, and in all). pods/status and podgroups/status
 # are the scheduler's and kwok's (binding, Running), not Gangway's.
-GANG_RESOURCES: Final = frozenset({"pods", "podgangs", "podgangs/status", "workloads", "podgroups"})
+GANG_RESOURCES: Final = frozenset(
+    {"pods", "podgangs", "podgangs/status", "workloads", "podgroups", "compositepodgroups"}
+)
 PODCLIQUESET_STATUS: Final = "podcliquesets/status"
 SERVICES: Final = "services"
 CLIQUE_RESOURCES: Final = frozenset(

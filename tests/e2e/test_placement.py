@@ -25,6 +25,8 @@ from tests.e2e.workloads import (
     events_about,
     gang_said,
     gang_where,
+    gpu_clique,
+    gpu_workload,
     made_again_under_its_names_stays_whole,
     of_gang,
     pod_changes,
@@ -32,6 +34,7 @@ from tests.e2e.workloads import (
     rolled_within_its_budget,
     running,
     scheduled,
+    stays_unbound,
     trace_of,
     whole_gang,
     why_of,
@@ -151,6 +154,35 @@ async def test_two_gangs_with_room_for_one_one_runs_whole_the_other_not_at_all(
         members = of_gang(found, name)
         expected = 4 if gang["status"]["phase"] == "Running" else 0
         assert bound(members) == expected, (name, [p["spec"].get("nodeName") for p in members])
+
+
+async def test_a_podgang_of_two_podgroups_is_placed_whole_or_not_at_all(
+    api: ApiClient, namespace: str, nodes: Nodes, e2e_cluster: ControlPlane
+) -> None:
+    """Prefill and decode in one gang (2 + 2 pods, a 4-GPU node each) on room for 3: where
+    CompositePodGroup is served the PodGang is one tree and no pod binds (a pod group per
+    podgroup would let one podgroup's two pods bind and hold their GPUs); a fourth node, and
+    all four bind."""
+    if e2e_cluster.binaries.minor < 37:
+        pytest.skip("CompositePodGroup: Kubernetes 1.37 and later")
+    await nodes.add(3, gpus=4)
+    roles = (gpu_clique("prefill", 2, 2, gpus=4), gpu_clique("decode", 2, 2, gpus=4))
+    pcs = gpu_workload(namespace, "disagg", nodes, *roles)
+    await server_side_apply(api, pcs, namespace)
+    root: dict[str, Any] = {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": "disagg-0"},
+    }
+    tree = await eventually(partial(live, api, root, namespace), bool, PLACED_WITHIN)
+    assert tree["spec"]["schedulingPolicy"] == {"gang": {"minGroupCount": 2}}
+    await stays_unbound(api, namespace)
+    gang = await gang_where(
+        api, namespace, "disagg-0", lambda g: scheduled(g).get("reason") in VERDICTS
+    )
+    assert scheduled(gang)["message"], gang
+    await nodes.add(1, gpus=4)
+    await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 4)
 
 
 async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(

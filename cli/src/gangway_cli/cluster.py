@@ -13,7 +13,7 @@ from typing import Any, Final
 import msgspec
 import yaml
 
-from gangway_backend_kube.backend import served_workload_version
+from gangway_backend_kube.backend import served_composite_version, served_workload_version
 from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import DEFAULT_SCHEDULER
 from gangway_runtime.apiclient import api_client
@@ -45,6 +45,7 @@ class Found:
     # schedulers' CRDs are installed): those the embedded configuration enables.
     served: frozenset[str]
     workload_api: str | None
+    composite: str | None  # CompositePodGroup's version: a PodGang of podgroups placed whole
 
 
 async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
@@ -69,7 +70,8 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
             version=version,
             installed=installed,
             served=await _served_backends(kube),
-            workload_api=await served_workload_version(kube),
+            workload_api=(workload_api := await served_workload_version(kube)),
+            composite=await served_composite_version(kube, workload_api),
         )
 
 

@@ -48,7 +48,12 @@ from gangway_contracts.config import (
 from gangway_contracts.errors import FieldErrors
 from gangway_localcluster.build import KUBERNETES_VERSION, Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
-from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, APIError, ControlPlane
+from gangway_localcluster.controlplane import (
+    LOCAL_SCHEDULERS,
+    APIError,
+    ControlPlane,
+    feature_gates,
+)
 from gangway_localcluster.coredns import COREDNS_VERSION
 from gangway_localcluster.crds import crd_files, gangway_crds
 from gangway_localcluster.nodes import NodePool
@@ -326,6 +331,7 @@ class LocalCluster:
     def described(self) -> Iterator[str]:
         """Its schedulers and nodes, a line each."""
         nodes = self.nodes
+        yield f"  feature gates: {feature_gates(self.cp.binaries.minor)}"
         yield (
             f"  kube-scheduler, and kwok with {nodes.count} fake nodes "
             f"({nodes.cpu} CPU, {nodes.memory}, {nodes.gpus} nvidia.com/gpu each; "
@@ -451,7 +457,14 @@ class Running:
         yield f"  kubeconfig: {env['KUBECONFIG']}"
         served = {True: "served", False: "not served"}
         others = [n for n in builtin_backends() if n != DEFAULT_SCHEDULER]
-        yield f"  Workload API (scheduling.k8s.io): {workload_api}; " + "; ".join(
+        whole = (
+            f", CompositePodGroup {found.composite}: a PodGang of podgroups placed whole"
+            if found.composite
+            else ", no CompositePodGroup: each podgroup placed whole, a PodGang not"
+            if found.workload_api
+            else ""
+        )
+        yield f"  Workload API (scheduling.k8s.io): {workload_api}{whole}; " + "; ".join(
             f"{name}'s resources: {served[name in found.served]}" for name in others
         )
         if self.local:

@@ -66,7 +66,17 @@ async def test_a_podgang_becomes_workload_api_objects(
         workload_doc = named("Workload", "llama-disagg-0", version)
         workload = await eventually(lambda: live(api, workload_doc, namespace), bool)
         assert workload["spec"]["controllerRef"]["kind"] == "PodGang"
-        groups = workload["spec"].get("podGroupTemplates") or workload["spec"]["podGroups"]
+        spec = workload["spec"]
+        if backend.composite is not None:
+            # 1.37 with CompositePodGroup (the test control plane's): the gang is one tree.
+            [root] = spec["compositePodGroupTemplates"]
+            assert root["schedulingPolicy"] == {"gang": {"minGroupCount": len(TEMPLATES)}}
+            groups = root["podGroupTemplates"]
+            tree = named("CompositePodGroup", "llama-disagg-0", backend.composite)
+            found = await eventually(lambda: live(api, tree, namespace), bool)
+            assert found["spec"]["workloadRef"]["templateName"] == "podgang"
+        else:
+            groups = spec.get("podGroupTemplates") or spec["podGroups"]
         assert [t["name"] for t in groups] == TEMPLATES
         worker = (
             named("PodGroup", "llama-disagg-0-prefill-0-pworker", version)
@@ -80,6 +90,8 @@ async def test_a_podgang_becomes_workload_api_objects(
                 "workloadName": "llama-disagg-0",
                 "templateName": "prefill-0-pworker",
             }
+            if backend.composite is not None:
+                assert group["spec"]["parentCompositePodGroupName"] == "llama-disagg-0"
         elif version == "v1alpha2":
             assert group["spec"]["podGroupTemplateRef"]["workload"] == {
                 "workloadName": "llama-disagg-0",

@@ -170,7 +170,7 @@ async def test_a_backend_cannot_touch_another_backends_objects(api: ApiClient) -
     for verb in VERBS:
         kai = _attributes("scheduling.run.ai/podgroups", verb, "tenant")
         assert not await allowed(api, "gangway-backend-kube", kai), verb
-        for plural in ("workloads", "podgroups"):
+        for plural in ("workloads", "podgroups", "compositepodgroups"):
             kube = _attributes(f"scheduling.k8s.io/{plural}", verb, "tenant")
             assert not await allowed(api, "gangway-backend-kai", kube), verb
             assert not await allowed(api, "gangway-backend-coscheduling", kube), verb

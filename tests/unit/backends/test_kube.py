@@ -9,7 +9,7 @@ import pytest
 
 from gangway_backend_kube import translate
 from gangway_backend_kube.backend import KubeBackend
-from gangway_backend_kube.translate import WorkloadVersion
+from gangway_backend_kube.translate import CompositeVersion, WorkloadVersion
 from gangway_backendkit.protocol import SyncFailed
 from gangway_contracts import labels
 from gangway_contracts.config import parse_scheduler_config
@@ -70,6 +70,64 @@ def test_workload_templates_and_one_podgroup_object_per_podgroup(
     ]
     assert groups[1]["spec"] == {**reference, "schedulingPolicy": {"gang": {"minCount": 2}}}
     assert all(g["metadata"]["ownerReferences"][0]["kind"] == "PodGang" for g in groups)
+
+
+TWO_ROLES = podgang(("pcs-0-prefill", 2), ("pcs-0-decode", 2))
+
+
+@pytest.mark.parametrize("composite", ["v1beta1", "v1alpha3"])
+def test_where_composite_pod_groups_are_served_a_podgang_is_one_tree(
+    composite: CompositeVersion,
+) -> None:
+    """One root template and one CompositePodGroup (gang of every podgroup), parent of
+    each PodGroup: kube-scheduler places the whole PodGang or none of it."""
+    workload, root, *groups = translate.resources(TWO_ROLES, "v1beta1", composite)
+    [template] = workload["spec"]["compositePodGroupTemplates"]
+    assert "podGroupTemplates" not in workload["spec"]
+    assert template == {
+        "name": "podgang",
+        "schedulingPolicy": {"gang": {"minGroupCount": 2}},
+        "podGroupTemplates": [
+            {"name": "prefill", "schedulingPolicy": {"gang": {"minCount": 2}}},
+            {"name": "decode", "schedulingPolicy": {"gang": {"minCount": 2}}},
+        ],
+    }
+    assert (root["apiVersion"], root["kind"], root["metadata"]["name"]) == (
+        f"scheduling.k8s.io/{composite}",
+        "CompositePodGroup",
+        "pcs-0",
+    )
+    assert root["spec"] == {
+        "workloadRef": {"workloadName": "pcs-0", "templateName": "podgang"},
+        "schedulingPolicy": {"gang": {"minGroupCount": 2}},
+    }
+    assert [g["spec"]["parentCompositePodGroupName"] for g in groups] == ["pcs-0", "pcs-0"]
+    assert groups[0]["spec"]["workloadRef"] == {"workloadName": "pcs-0", "templateName": "prefill"}
+    backend = KubeBackend(True, "v1beta1", composite)
+    assert backend.write_as(root).resource == translate.composites_of(composite)
+    assert [(r.plural, name) for r, name in backend.kept(TWO_ROLES)] == [
+        ("workloads", "pcs-0"),
+        ("compositepodgroups", "pcs-0"),
+        ("podgroups", "pcs-0-prefill"),
+        ("podgroups", "pcs-0-decode"),
+    ]
+
+
+def test_a_podgang_of_one_podgroup_or_with_one_needing_none_is_no_tree() -> None:
+    """One podgroup is placed whole by itself; a podgroup of minReplicas 0 would count as
+    placed with one pod in a tree, so that PodGang keeps a pod group per podgroup."""
+    for gang in (SCALED, BASE):
+        workload, *groups = translate.resources(gang, "v1beta1", "v1alpha3")
+        assert "podGroupTemplates" in workload["spec"]
+        assert all(g["kind"] == "PodGroup" for g in groups)
+        assert not any("parentCompositePodGroupName" in g["spec"] for g in groups)
+
+
+def test_a_podgroup_named_like_the_root_template_fails_the_sync() -> None:
+    gang = podgang(("pcs-0-podgang", 1), ("pcs-0-other", 1))
+    with pytest.raises(SyncFailed) as failed:
+        translate.resources(gang, "v1beta1", "v1alpha3")
+    assert failed.value.reason == "InvalidPodGroupName"
 
 
 def test_v1alpha1_workload_has_pod_groups_and_nothing_else() -> None:

@@ -20,7 +20,7 @@ def found(workload_api: str | None, kai: bool, second: bool = False) -> Found:
     """``second``: the second schedulers' PodGroups (Coscheduling, Koordinator, Volcano)."""
     served = {"kai-scheduler"} if kai else set()
     served |= {"coscheduling", "koordinator", "volcano"} if second else set()
-    return Found("https://example:6443", "v1.36.4", [], frozenset(served), workload_api)
+    return Found("https://example:6443", "v1.36.4", [], frozenset(served), workload_api, None)
 
 
 @pytest.mark.parametrize(

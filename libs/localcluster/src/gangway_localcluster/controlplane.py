@@ -94,8 +94,18 @@ def _unverified() -> ssl.SSLContext:
 
 def feature_gates(minor: int) -> str:
     """The gates the Workload API needs: 1.37 folded GangScheduling into GenericWorkload
-    (and refuses the old name)."""
-    return "GenericWorkload=true" if minor >= 37 else "GenericWorkload=true,GangScheduling=true"
+    (and refuses the old name), and has CompositePodGroup (which needs
+    TopologyAwareWorkloadScheduling): a PodGang placed whole, as one tree."""
+    if minor >= 37:
+        return "GenericWorkload=true,CompositePodGroup=true,TopologyAwareWorkloadScheduling=true"
+    return "GenericWorkload=true,GangScheduling=true"
+
+
+def runtime_config(minor: int) -> str:
+    """The Workload API's version, and from 1.37 CompositePodGroup's (v1alpha3 in 1.37,
+    beside v1beta1's Workload and PodGroups)."""
+    found = f"scheduling.k8s.io/{WORKLOAD_API[minor]}=true"
+    return found + (",scheduling.k8s.io/v1alpha3=true" if minor == 37 else "")
 
 
 class APIError(RuntimeError):
@@ -269,7 +279,7 @@ class ControlPlane(processes.Supervised):
                     f"--service-account-signing-key-file={sa_key}",
                     "--allow-privileged=true",
                     f"--feature-gates={self.feature_gates}",
-                    f"--runtime-config=scheduling.k8s.io/{self.workload_api_version}=true",
+                    f"--runtime-config={runtime_config(self.binaries.minor)}",
                 ],
                 self.workdir / "logs" / "kube-apiserver.log",
             )

@@ -6,11 +6,15 @@ from __future__ import annotations
 from gangway_backend_kube import translate
 from gangway_backend_kube.builtin import KubeSchedulerConfig
 from gangway_backend_kube.translate import (
+    COMPOSITE_VERSIONS,
     GROUP,
     NAME,
     WITH_PODGROUPS,
     WORKLOAD_VERSIONS,
+    CompositeVersion,
     WorkloadVersion,
+    atomic,
+    composites_of,
     podgroups_of,
 )
 from gangway_backendkit.context import BackendContext
@@ -41,29 +45,50 @@ async def served_workload_version(kube: Kube) -> WorkloadVersion | None:
     return None
 
 
+async def served_composite_version(
+    kube: Kube, workload_version: WorkloadVersion | None
+) -> CompositeVersion | None:
+    """The newest CompositePodGroup version served beside a v1beta1 Workload (whose
+    templates and PodGroups hold the tree), or None: each pod group is placed on its own."""
+    if workload_version != "v1beta1":
+        return None
+    for version in COMPOSITE_VERSIONS:
+        if await kube.serves(composites_of(version)):
+            return version
+    return None
+
+
 class KubeBackend(KeepsResources):
     name = NAME
     capabilities = Capabilities(gang=True, topology=False, queues=False)
 
     def __init__(
-        self, gang_scheduling: bool, workload_version: WorkloadVersion | None = None
+        self,
+        gang_scheduling: bool,
+        workload_version: WorkloadVersion | None = None,
+        composite_version: CompositeVersion | None = None,
     ) -> None:
         self.gang_scheduling = gang_scheduling
         # Found at init from what the API server serves; given for offline rendering.
         self.version: WorkloadVersion | None = workload_version if gang_scheduling else None
+        self.composite: CompositeVersion | None = composite_version if self.version else None
 
     @classmethod
     def from_config(
-        cls, config: SchedulerConfig, workload_version: WorkloadVersion | None = None
+        cls,
+        config: SchedulerConfig,
+        workload_version: WorkloadVersion | None = None,
+        composite_version: CompositeVersion | None = None,
     ) -> KubeBackend:
         kube = config.builtin_config(NAME, KubeSchedulerConfig)
         gang = kube is not None and kube.gang_scheduling
-        return cls(gang_scheduling=gang, workload_version=workload_version)
+        return cls(gang, workload_version, composite_version)
 
     async def init(self, ctx: BackendContext) -> None:
         if not self.gang_scheduling:
             return
         self.version = await served_workload_version(ctx.kube)
+        self.composite = await served_composite_version(ctx.kube, self.version)
         if self.version is not None:
             return
         raise CannotStart(
@@ -76,7 +101,7 @@ class KubeBackend(KeepsResources):
         )
 
     def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
-        return translate.resources(podgang, self.version) if self.version else []
+        return translate.resources(podgang, self.version, self.composite) if self.version else []
 
     async def sync_podgang(self, podgang: PodGang, ctx: BackendContext) -> Synced:
         try:
@@ -92,17 +117,24 @@ class KubeBackend(KeepsResources):
         assert self.version is not None  # resources() lists nothing without it
         if manifest["kind"] == "Workload":
             return Write(translate.workloads(self.version), immutable_spec=True)
+        if manifest["kind"] == "CompositePodGroup":
+            assert self.composite is not None  # listed only when served
+            return Write(composites_of(self.composite), immutable_spec=True)
         return Write(podgroups_of(self.version), immutable_spec=True)
 
     def describe(self, podgang: PodGang, manifests: list[Manifest]) -> str:
         if self.version is None:
             return "gang scheduling off: pods go to default-scheduler one by one"
+        if self.composite is not None and atomic(podgang, self.composite):
+            return f"Workload API {self.version}, one tree (CompositePodGroup {self.composite})"
         return f"Workload API {self.version}"
 
     def kept(self, podgang: PodGang) -> list[tuple[ApiResource, str]]:
         if self.version is None:
             return []
         found = [(translate.workloads(self.version), podgang.metadata.name)]
+        if self.composite is not None and atomic(podgang, self.composite):
+            found.append((composites_of(self.composite), podgang.metadata.name))
         if self.version in WITH_PODGROUPS:
             found += [(podgroups_of(self.version), g.name) for g in podgang.spec.podgroups]
         return [(resource, gang_object_name(podgang, name)) for resource, name in found]

@@ -25,11 +25,15 @@ WORKLOADS: Final = backend_resource(
 KUBE_PODGROUPS: Final = backend_resource(
     DEFAULT_SCHEDULER, "podgroups", "scheduling.k8s.io", "v1beta1", "v1alpha2"
 )
+# A PodGang's tree root: 1.37 serves v1alpha3 (gate CompositePodGroup), 1.38 v1beta1.
+KUBE_COMPOSITES: Final = backend_resource(
+    DEFAULT_SCHEDULER, "compositepodgroups", "scheduling.k8s.io", "v1beta1", "v1alpha3"
+)
 
 
 def mirrored(config: KubeSchedulerConfig) -> tuple[MirroredResource, ...]:
     """The Workload API's objects, when PodGangs become them."""
-    return (WORKLOADS, KUBE_PODGROUPS) if config.gang_scheduling else ()
+    return (WORKLOADS, KUBE_PODGROUPS, KUBE_COMPOSITES) if config.gang_scheduling else ()
 
 
 BACKEND: Final = BuiltinBackend(

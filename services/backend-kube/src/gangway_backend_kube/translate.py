@@ -12,8 +12,13 @@ when that is 0). Its name in the Workload is the podgroup's name relative to the
   ``spec.podGroupTemplateRef.workload``.
 - ``v1alpha1`` (1.35): a Workload of podGroups; pods carry ``spec.workloadRef``.
 
-The kube-scheduler gangs each pod group on its own: the PodGang as a whole is not placed
-atomically (that needs 1.37's CompositePodGroup, alpha and behind its own gate).
+Where the API server serves CompositePodGroup (1.37 ``v1alpha3``, 1.38 ``v1beta1``; gate
+``CompositePodGroup``) beside a v1beta1 Workload, a PodGang of two podgroups or more is one
+tree, placed whole or not at all: the Workload's one compositePodGroupTemplate (its name
+``ROOT``, gang with minGroupCount = its podgroups) holds the podgroups' templates, and a
+CompositePodGroup named like the Workload is the parent of every PodGroup. Else the
+kube-scheduler gangs each pod group on its own: each podgroup is placed whole, the PodGang
+not (``atomic`` says which).
 """
 
 from __future__ import annotations
@@ -47,6 +52,11 @@ WORKLOAD_VERSIONS: Final[tuple[WorkloadVersion, ...]] = ("v1beta1", "v1alpha2", 
 # The versions with PodGroup objects beside the Workload (and pods in a schedulingGroup).
 WITH_PODGROUPS: Final[frozenset[WorkloadVersion]] = frozenset({"v1beta1", "v1alpha2"})
 MAX_POD_GROUPS: Final = 8  # per Workload, in every version
+CompositeVersion = Literal["v1beta1", "v1alpha3"]
+COMPOSITE_VERSIONS: Final[tuple[CompositeVersion, ...]] = ("v1beta1", "v1alpha3")
+# The root template's name in a Workload of one tree. A podgroup's template may not take it
+# (a base gang clique named "podgang"): that PodGang is refused (SyncFailed), by name.
+ROOT: Final = "podgang"
 
 
 def workloads(version: WorkloadVersion) -> ApiResource:
@@ -55,6 +65,18 @@ def workloads(version: WorkloadVersion) -> ApiResource:
 
 def podgroups_of(version: WorkloadVersion) -> ApiResource:
     return ApiResource(GROUP, version, "podgroups")
+
+
+def composites_of(version: CompositeVersion) -> ApiResource:
+    return ApiResource(GROUP, version, "compositepodgroups")
+
+
+def atomic(podgang: PodGang, composite: CompositeVersion | None) -> bool:
+    """The PodGang is one tree (placed whole): CompositePodGroup is served and the PodGang
+    has two podgroups or more, each needing a pod (a podgroup of minReplicas 0 would count
+    as placed with one pod in a tree: such a PodGang keeps one pod group per podgroup)."""
+    groups = podgang.spec.podgroups
+    return composite is not None and len(groups) > 1 and all(g.min_replicas > 0 for g in groups)
 
 
 def template_name(podgang: PodGang, podgroup: str) -> str:
@@ -96,15 +118,35 @@ def _checked(podgang: PodGang) -> list[tuple[str, str, int]]:
     return found
 
 
-def workload(podgang: PodGang, version: WorkloadVersion) -> Manifest:
+def _tree_checked(podgang: PodGang) -> list[tuple[str, str, int]]:
     groups = _checked(podgang)
-    if version in WITH_PODGROUPS:
-        spec_groups: dict[str, Any] = {
-            "podGroupTemplates": [
-                {"name": name, "schedulingPolicy": _policy(n), **_priority(podgang)}
-                for _, name, n in groups
-            ]
+    if any(name == ROOT for _, name, _ in groups):
+        raise SyncFailed(
+            "InvalidPodGroupName",
+            f"a podgroup's template is named \"{ROOT}\", the name of the PodGang's own "
+            "template in its Workload: rename the clique",
+        )
+    return groups
+
+
+def workload(
+    podgang: PodGang, version: WorkloadVersion, composite: CompositeVersion | None = None
+) -> Manifest:
+    groups = _checked(podgang)
+    templates = [
+        {"name": name, "schedulingPolicy": _policy(n), **_priority(podgang)}
+        for _, name, n in groups
+    ]
+    if version in WITH_PODGROUPS and atomic(podgang, composite):
+        root = {
+            "name": ROOT,
+            "schedulingPolicy": {"gang": {"minGroupCount": len(_tree_checked(podgang))}},
+            **_priority(podgang),
+            "podGroupTemplates": templates,
         }
+        spec_groups: dict[str, Any] = {"compositePodGroupTemplates": [root]}
+    elif version in WITH_PODGROUPS:
+        spec_groups = {"podGroupTemplates": templates}
     else:
         spec_groups = {"podGroups": [{"name": name, "policy": _policy(n)} for _, name, n in groups]}
     return {
@@ -133,15 +175,21 @@ def _template_ref(version: WorkloadVersion, workload: str, template: str) -> dic
     }
 
 
-def podgroups(podgang: PodGang, version: WorkloadVersion) -> list[Manifest]:
-    """The PodGroup objects of v1alpha2 and v1beta1, one per podgroup, named like it."""
+def podgroups(
+    podgang: PodGang, version: WorkloadVersion, composite: CompositeVersion | None = None
+) -> list[Manifest]:
+    """The PodGroup objects of v1alpha2 and v1beta1, one per podgroup, named like it; in a
+    tree, each the child of the PodGang's CompositePodGroup."""
+    workload_name = gang_object_name(podgang, podgang.metadata.name)
+    parent = {"parentCompositePodGroupName": workload_name} if atomic(podgang, composite) else {}
     return [
         {
             "apiVersion": podgroups_of(version).api_version,
             "kind": "PodGroup",
             "metadata": carried_metadata(podgang, group),
             "spec": {
-                **_template_ref(version, gang_object_name(podgang, podgang.metadata.name), name),
+                **parent,
+                **_template_ref(version, workload_name, name),
                 "schedulingPolicy": _policy(n),
                 **_priority(podgang),
             },
@@ -150,12 +198,33 @@ def podgroups(podgang: PodGang, version: WorkloadVersion) -> list[Manifest]:
     ]
 
 
-def resources(podgang: PodGang, version: WorkloadVersion) -> list[Manifest]:
-    """Everything for one PodGang, the Workload first."""
-    found = [workload(podgang, version)]
-    if version in WITH_PODGROUPS:
-        found += podgroups(podgang, version)
-    return found
+def composite_podgroup(podgang: PodGang, composite: CompositeVersion) -> Manifest:
+    """The root of a PodGang's tree: every podgroup placed, or none. Named like the
+    Workload, made from its one composite template."""
+    name = gang_object_name(podgang, podgang.metadata.name)
+    return {
+        "apiVersion": composites_of(composite).api_version,
+        "kind": "CompositePodGroup",
+        "metadata": carried_metadata(podgang, podgang.metadata.name),
+        "spec": {
+            "workloadRef": {"workloadName": name, "templateName": ROOT},
+            "schedulingPolicy": {"gang": {"minGroupCount": len(_tree_checked(podgang))}},
+            **_priority(podgang),
+        },
+    }
+
+
+def resources(
+    podgang: PodGang, version: WorkloadVersion, composite: CompositeVersion | None = None
+) -> list[Manifest]:
+    """Everything for one PodGang, each parent before its children: the Workload, the
+    CompositePodGroup of a tree, the PodGroups."""
+    if version not in WITH_PODGROUPS:
+        return [workload(podgang, version)]
+    found = [workload(podgang, version, composite)]
+    if composite is not None and atomic(podgang, composite):
+        found.append(composite_podgroup(podgang, composite))
+    return found + podgroups(podgang, version, composite)
 
 
 def prepare_pod(version: WorkloadVersion | None) -> PreparePod:
