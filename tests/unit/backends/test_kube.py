@@ -123,6 +123,17 @@ def test_a_podgang_of_one_podgroup_or_with_one_needing_none_is_no_tree() -> None
         assert not any("parentCompositePodGroupName" in g["spec"] for g in groups)
 
 
+def test_the_backend_says_whether_a_podgang_is_placed_whole() -> None:
+    """BackendSynced's message: one tree, or each podgroup whole and why not the PodGang."""
+    assert "one tree" in KubeBackend(True, "v1beta1", "v1alpha3").describe(TWO_ROLES, [])
+    said = KubeBackend(True, "v1beta1").describe(TWO_ROLES, [])
+    assert said == (
+        "Workload API v1beta1: each of its 2 podgroups is placed whole, the PodGang not "
+        "(CompositePodGroup is not served)"
+    )
+    assert KubeBackend(True, "v1beta1").describe(SCALED, []) == "Workload API v1beta1"
+
+
 def test_a_podgroup_named_like_the_root_template_fails_the_sync() -> None:
     gang = podgang(("pcs-0-podgang", 1), ("pcs-0-other", 1))
     with pytest.raises(SyncFailed) as failed:

@@ -6,7 +6,9 @@ staging module (k8s.io/api, …) with a local directory and requires them at v0.
 wrapper module (``tools/k8s``) requires k8s.io/kubernetes and maps each staging module to
 its published twin (v1.Y.Z ↔ v0.Y.Z); ``go build`` then works through the module proxy.
 
-One setting picks the version: ``GANGWAY_K8S_VERSION`` (default :data:`KUBERNETES_VERSION`).
+One setting picks the version: ``GANGWAY_K8S_VERSION`` (default :data:`KUBERNETES_VERSION`);
+1.38 and later build with Go 1.27 (:func:`go_toolchain`), every other module with the
+machine's Go.
 The pinned version builds from the checked-in ``tools/k8s`` (go.sum verified); another
 version gets a module generated the same way under the cache. Binaries are cached outside
 the clone in ``~/.cache/gangway/k8s-v<version>/`` and reused; ``KUBEBUILDER_ASSETS`` may
@@ -118,13 +120,26 @@ class Binaries:
         return int(self.version.split(".")[1])
 
 
-def go_env() -> dict[str, str]:
-    # Never download a Go toolchain: the machine's Go (1.26) builds every pinned module.
-    return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false"}
+# Kubernetes 1.38 needs Go 1.27: the go command takes that one approved toolchain from the
+# module proxy (about 76 MB, once a machine). Every other module builds with the machine's
+# Go (1.26); no other toolchain is ever downloaded.
+NEWER_GO: Final = "go1.27.3"
+NEWER_GO_FROM_MINOR: Final = 38
 
 
-def run_go(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    return processes.run(["go", *args], cwd=cwd, env={**go_env(), **(env or {})})
+def go_toolchain(kubernetes: str) -> str:
+    """The GOTOOLCHAIN a Kubernetes version builds with."""
+    return NEWER_GO if int(kubernetes.split(".")[1]) >= NEWER_GO_FROM_MINOR else "local"
+
+
+def go_env(toolchain: str = "local") -> dict[str, str]:
+    return {**os.environ, "GOTOOLCHAIN": toolchain, "GOFLAGS": "-buildvcs=false"}
+
+
+def run_go(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, toolchain: str = "local"
+) -> str:
+    return processes.run(["go", *args], cwd=cwd, env={**go_env(toolchain), **(env or {})})
 
 
 @contextmanager
@@ -156,12 +171,11 @@ def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def module_dir(module: str, version: str) -> Path:
+def module_dir(module: str, version: str, toolchain: str = "local") -> Path:
     """Where the Go module cache holds ``module@v<version>`` (downloaded if missing). Run
     outside any module, so no go.mod of ours is touched by the download."""
-    info = json.loads(
-        run_go(["mod", "download", "-json", f"{module}@v{version}"], Path(tempfile.gettempdir()))
-    )
+    download = ["mod", "download", "-json", f"{module}@v{version}"]
+    info = json.loads(run_go(download, Path(tempfile.gettempdir()), toolchain=toolchain))
     if "Error" in info:
         raise RuntimeError(f"{module}@v{version}: {info['Error']}")
     return Path(info["Dir"])
@@ -170,7 +184,7 @@ def module_dir(module: str, version: str) -> Path:
 def staging_modules(version: str) -> tuple[list[str], str, str]:
     """The staging modules k8s.io/kubernetes@v<version> replaces, its go directive and the
     etcd server it requires (the etcd built beside it: one etcd in the module graph)."""
-    text = (module_dir("k8s.io/kubernetes", version) / "go.mod").read_text()
+    text = (module_dir("k8s.io/kubernetes", version, go_toolchain(version)) / "go.mod").read_text()
     modules = re.findall(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", text, re.MULTILINE)
     go_line = re.search(r"^go (\S+)", text, re.MULTILINE)
     etcd = re.search(r"^\s*go\.etcd\.io/etcd/server/v3 v(\S+)", text, re.MULTILINE)
@@ -215,7 +229,7 @@ def write_module(version: str, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     modules, go, etcd = staging_modules(version)
     (directory / "go.mod").write_text(render_go_mod(version, etcd, modules, go))
-    run_go(["mod", "tidy"], directory)
+    run_go(["mod", "tidy"], directory, toolchain=go_toolchain(version))
 
 
 def wrapper_go_mod(
@@ -313,7 +327,15 @@ def _build_kubernetes(packages: Mapping[str, str], version: str, log: bool) -> P
     )
     with locked(target.parent / f".k8s-v{version}.lock"):
         module = partial(_module_dir, version, target)
-        build_missing(packages, target, f"v{version}", module=module, ldflags=ldflags, log=log)
+        build_missing(
+            packages,
+            target,
+            f"v{version}",
+            module=module,
+            ldflags=ldflags,
+            log=log,
+            toolchain=go_toolchain(version),
+        )
     return target
 
 
@@ -353,10 +375,11 @@ def build_missing(
     module: Callable[[], Path],
     ldflags: str,
     log: bool,
+    toolchain: str = "local",
 ) -> None:
     """Build each package (→ binary name) whose binary is not in ``target`` yet, one after
     the other with progress, in the wrapper module ``module()`` gives (asked for only when
-    something is missing). The caller holds ``target``'s lock."""
+    something is missing), with Go ``toolchain``. The caller holds ``target``'s lock."""
     missing = {pkg: name for pkg, name in packages.items() if not (target / name).is_file()}
     if not missing:
         return
@@ -368,7 +391,8 @@ def build_missing(
     directory = module()
     for i, (pkg, name) in enumerate(missing.items(), 1):
         with staged(target, name) as out, progress(f"[{i}/{len(missing)}] {name}", log):
-            run_go(["build", "-trimpath", "-ldflags", ldflags, "-o", str(out), pkg], directory)
+            build = ["build", "-trimpath", "-ldflags", ldflags, "-o", str(out), pkg]
+            run_go(build, directory, toolchain=toolchain)
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool, is_ready
 
 # The Workload API version each Kubernetes minor serves (each replaced the previous one
 # without conversion, so a control plane pins one minor).
-WORKLOAD_API: Final = {35: "v1alpha1", 36: "v1alpha2", 37: "v1beta1"}
+WORKLOAD_API: Final = {35: "v1alpha1", 36: "v1alpha2", 37: "v1beta1", 38: "v1beta1"}
 SERVICE_CIDR: Final = "10.0.0.0/24"
 POD_CIDR: Final = "10.128.0.0/16"  # kwok's pod IPs: apart from the service range
 # kube-scheduler logs little at verbosity 1; an unplaceable gang is retried without backoff,
@@ -102,8 +102,8 @@ def feature_gates(minor: int) -> str:
 
 
 def runtime_config(minor: int) -> str:
-    """The Workload API's version, and from 1.37 CompositePodGroup's (v1alpha3 in 1.37,
-    beside v1beta1's Workload and PodGroups)."""
+    """The Workload API's version, and CompositePodGroup's where it differs (1.37: v1alpha3
+    beside v1beta1's Workload and PodGroups; 1.38 serves all three in v1beta1)."""
     found = f"scheduling.k8s.io/{WORKLOAD_API[minor]}=true"
     return found + (",scheduling.k8s.io/v1alpha3=true" if minor == 37 else "")
 

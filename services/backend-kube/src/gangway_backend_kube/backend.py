@@ -127,7 +127,18 @@ class KubeBackend(KeepsResources):
             return "gang scheduling off: pods go to default-scheduler one by one"
         if self.composite is not None and atomic(podgang, self.composite):
             return f"Workload API {self.version}, one tree (CompositePodGroup {self.composite})"
-        return f"Workload API {self.version}"
+        groups = len(podgang.spec.podgroups)
+        if groups < 2:
+            return f"Workload API {self.version}"
+        why = (
+            "a podgroup needs no pod (minReplicas 0)"
+            if self.composite is not None
+            else "CompositePodGroup is not served"
+        )
+        return (
+            f"Workload API {self.version}: each of its {groups} podgroups is placed whole, "
+            f"the PodGang not ({why})"
+        )
 
     def kept(self, podgang: PodGang) -> list[tuple[ApiResource, str]]:
         if self.version is None:
