@@ -4,8 +4,8 @@ vc-scheduler puts an ``Unschedulable`` condition on the PodGroup when a session 
 place the gang (``NotEnoughResources``, with its own words: "2/4 tasks in gang
 unschedulable: …"), and a ``Scheduled`` one once it did; the newest says how it stands.
 ``NotEnoughTasks`` (fewer pods than the minimum, e.g. while they are gated) is podgang's
-to say: the gang is not the scheduler's yet. A queue over its capability keeps the
-PodGroup ``Pending`` and is said only in an Event: not seen here (docs/backends.md).
+to say: the gang is not the scheduler's yet. A queue at its capability is said the same
+way as no room (``NotEnoughResources``); only an Event names the quota (docs/backends.md).
 """
 
 from __future__ import annotations
