@@ -108,6 +108,27 @@ class Expectation:
         return seen is not None and newer_or_same(seen[0], self.resource_version)
 
 
+def _told(live: PodGang, placement: Placement) -> list[tuple[Callable[..., Any], dict[str, Any]]]:
+    """The journal entries a placement write makes (event, its fields but the common ones):
+    the verdict, readiness and phase, each when it changed. Journal only: the scheduler's
+    own events on the pods tell the cluster, and the PodCliqueSet's PodGangsScheduled
+    condition (with its Event) sums the gangs up. A gang placed at the first try is told by
+    its phase change alone."""
+    told: list[tuple[Callable[..., Any], dict[str, Any]]] = []
+    first_try = live.current_condition(labels.SCHEDULED) is None and placement.scheduled
+    if placement.verdict_differs(live) and not first_try:
+        verdict = {"reason": placement.reason, "message": placement.message}
+        told.append((events.SchedulerVerdict, {"scheduled": placement.scheduled, **verdict}))
+    was_ready = live.current_condition(labels.READY)
+    if placement.ready != (was_ready is not None and was_ready.status == "True"):
+        counts = {"ready_pods": placement.ready_pods, "pods": placement.pods}
+        told.append((events.PodGangReadyChanged, {"ready": placement.ready, **counts}))
+    if phase_now(live) != placement.phase:
+        counts = {"bound": placement.bound, "running": placement.running}
+        told.append((events.PodGangPhaseChanged, {"phase": placement.phase, **counts}))
+    return told
+
+
 def _condition(podgang: PodGang, type_: str, status: str, reason: str, message: str) -> Condition:
     """One of the PodGang's conditions as of now, observed at its generation."""
     return Condition(
@@ -489,40 +510,9 @@ class Actuator:
         written = await self._write(Kind.PODGANG, "status", "", call)
         if written is None:
             return [Expectation(Kind.PODGANG, meta.name, "")]
-        # Journal only: the scheduler's own events on the pods tell the cluster, and the
-        # PodCliqueSet's PodGangsScheduled condition (with its Event) sums the gangs up. A
-        # gang placed at the first try is told by its phase change alone.
-        first_try = live.current_condition(labels.SCHEDULED) is None and placement.scheduled
-        if placement.verdict_differs(live) and not first_try:
+        for event, fields in _told(live, placement):
             await self.reporter.journal(
-                events.SchedulerVerdict(
-                    **self.reporter.common(pcs),
-                    podgang=meta.name,
-                    scheduled=placement.scheduled,
-                    reason=placement.reason,
-                    message=placement.message,
-                )
-            )
-        was_ready = live.current_condition(labels.READY)
-        if placement.ready != (was_ready is not None and was_ready.status == "True"):
-            await self.reporter.journal(
-                events.PodGangReadyChanged(
-                    **self.reporter.common(pcs),
-                    podgang=meta.name,
-                    ready=placement.ready,
-                    ready_pods=placement.ready_pods,
-                    pods=placement.pods,
-                )
-            )
-        if phase_now(live) != placement.phase:
-            await self.reporter.journal(
-                events.PodGangPhaseChanged(
-                    **self.reporter.common(pcs),
-                    podgang=meta.name,
-                    phase=placement.phase,
-                    bound=placement.bound,
-                    running=placement.running,
-                )
+                event(**self.reporter.common(pcs), podgang=meta.name, **fields)
             )
         return [Expectation(Kind.PODGANG, meta.name, _version(written))]
 
