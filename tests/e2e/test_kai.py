@@ -7,7 +7,6 @@ scheduler are kube-scheduler's fillers that take room away."""
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,12 +21,12 @@ from gangway_localcluster.nodes import (
     BLOCK_LABEL,
     HOSTNAME_LABEL,
     RACK_LABEL,
-    TOPOLOGY_LABELS,
     ZONE_LABEL,
 )
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import (
+    TOPOLOGY,
     bound,
     bound_by_clique,
     gang_said,
@@ -36,10 +35,13 @@ from tests.e2e.workloads import (
     gpu_workload,
     made_again_under_its_names_stays_whole,
     one_of_two_runs_whole,
+    packed,
+    racks_of,
     rolled_within_its_budget,
     running,
     scheduled,
     stays_unbound,
+    topology,
     ungated,
     why_of,
 )
@@ -55,7 +57,6 @@ CONFIG = {"profiles": [{"name": "kai-scheduler", "default": True}]}
 QUEUE = "e2e-kai"
 # Long enough for KAI (a cycle a second) to have tried a gang, and kwok to run it.
 PLACED_WITHIN = 60.0
-TOPOLOGY = "kwok-racks"
 
 
 def kai_workload(
@@ -179,38 +180,11 @@ async def test_a_queue_that_does_not_exist_is_refused_at_admission(
     assert f"metadata.labels[{QUEUE_LABEL}]" in refused
 
 
-async def topology(api: ApiClient) -> None:
-    """A ClusterTopologyBinding over the node labels kwok's nodes carry. backend-kai makes
-    KAI's Topology of the same name from it (checked once a packed gang runs)."""
-    levels = [(domain, key) for domain, key in TOPOLOGY_LABELS.items() if key != HOSTNAME_LABEL]
-    binding = {
-        "apiVersion": "grove.io/v1alpha1",
-        "kind": "ClusterTopologyBinding",
-        "metadata": {"name": TOPOLOGY},
-        "spec": {"levels": [{"domain": d, "key": k} for d, k in levels]},
-    }
-    await server_side_apply(api, binding, "")
-
-
 async def kai_topology_levels(api: ApiClient) -> list[str]:
     made = await kube_of(api).read(TOPOLOGIES, "", TOPOLOGY)
     assert made is not None
     assert made["metadata"]["ownerReferences"][0]["kind"] == "ClusterTopologyBinding"
     return [level["nodeLabel"] for level in made["spec"]["levels"]]
-
-
-def packed(pcs: dict[str, Any], **pack: str) -> dict[str, Any]:
-    pcs["spec"]["template"]["topologyConstraint"] = {"topologyName": TOPOLOGY, "pack": pack}
-    return pcs
-
-
-async def racks_of(api: ApiClient, found: dict[str, dict[str, Any]]) -> set[str]:
-    kube = kube_of(api)
-    racks = set()
-    for pod in found.values():
-        node = await kube.request("GET", f"/api/v1/nodes/{pod['spec']['nodeName']}")
-        racks.add(json.loads(node)["metadata"]["labels"][TOPOLOGY_LABELS["rack"]])
-    return racks
 
 
 async def test_required_rack_packing_keeps_the_gang_in_one_rack(

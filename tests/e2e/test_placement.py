@@ -18,6 +18,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
+from gangway_localcluster.nodes import HOSTNAME_LABEL, RACK_LABEL
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import (
     PLACED_WITHIN,
@@ -29,12 +30,15 @@ from tests.e2e.workloads import (
     gpu_workload,
     made_again_under_its_names_stays_whole,
     of_gang,
+    packed,
     pod_changes,
     pods_version,
+    racks_of,
     rolled_within_its_budget,
     running,
     scheduled,
     stays_unbound,
+    topology,
     trace_of,
     whole_gang,
     why_of,
@@ -183,6 +187,45 @@ async def test_a_podgang_of_two_podgroups_is_placed_whole_or_not_at_all(
     assert scheduled(gang)["message"], gang
     await nodes.add(1, gpus=4)
     await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 4)
+
+
+async def test_required_rack_packing_keeps_a_whole_podgang_in_one_rack(
+    api: ApiClient, namespace: str, nodes: Nodes, e2e_cluster: ControlPlane
+) -> None:
+    """Two racks of four nodes, two nodes of the first taken: prefill and decode (2 + 2
+    whole nodes, the PodGang packed by rack) fit only in the second rack, and kube-scheduler
+    puts all four there — without the constraint it would use the first rack's room too."""
+    if e2e_cluster.binaries.minor < 37:
+        pytest.skip("CompositePodGroup: Kubernetes 1.37 and later")
+    await topology(api)
+    names = await nodes.add(8, gpus=4)
+    for i, node in enumerate(names[:2]):
+        filler = gpu_workload(namespace, f"filler{i}", nodes, gpu_clique("f", 1, 1, gpus=4))
+        filler["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["nodeSelector"] = {
+            HOSTNAME_LABEL: node
+        }
+        await server_side_apply(api, filler, namespace)
+    await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 2)
+    roles = (gpu_clique("prefill", 2, 2, gpus=4), gpu_clique("decode", 2, 2, gpus=4))
+    pcs = packed(gpu_workload(namespace, "packed", nodes, *roles), required="rack")
+    await server_side_apply(api, pcs, namespace)
+    found = await eventually(
+        partial(pods, api, namespace),
+        lambda f: running(p for n, p in f.items() if n.startswith("packed-")) == 4,
+        PLACED_WITHIN,
+    )
+    gang = {n: p for n, p in found.items() if n.startswith("packed-")}
+    root: dict[str, Any] = {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": "packed-0"},
+    }
+    tree = await live(api, root, namespace)
+    assert tree["spec"]["schedulingConstraints"] == {"topology": [{"key": RACK_LABEL}]}
+    assert len(await racks_of(api, gang)) == 1, "the whole PodGang in one rack"
+    assert await racks_of(api, gang) != await racks_of(
+        api, {n: p for n, p in found.items() if n.startswith("filler")}
+    )
 
 
 async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(

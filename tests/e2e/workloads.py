@@ -19,6 +19,7 @@ from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
+from gangway_localcluster.nodes import HOSTNAME_LABEL, TOPOLOGY_LABELS
 from gangway_runtime.kube import ApiResource
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes, Up
@@ -398,3 +399,36 @@ async def made_again_under_its_names_stays_whole(
         partial(pods, api, namespace), lambda p: running(p.values()) == 3, within
     )
     assert {p["spec"]["nodeName"] for p in placed.values()} == {*names[:2], spare}
+
+
+# A ClusterTopologyBinding over kwok's node labels (zone, block, rack), for packed gangs.
+TOPOLOGY = "kwok-racks"
+
+
+async def topology(api: ApiClient) -> None:
+    """A ClusterTopologyBinding over the node labels kwok's nodes carry (backend-kai makes
+    KAI's Topology of the same name from it)."""
+    levels = [(domain, key) for domain, key in TOPOLOGY_LABELS.items() if key != HOSTNAME_LABEL]
+    binding = {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "ClusterTopologyBinding",
+        "metadata": {"name": TOPOLOGY},
+        "spec": {"levels": [{"domain": d, "key": k} for d, k in levels]},
+    }
+    await server_side_apply(api, binding, "")
+
+
+def packed(pcs: dict[str, Any], **pack: str) -> dict[str, Any]:
+    """The PodCliqueSet packed as a whole (``required=``/``preferred=`` a domain)."""
+    pcs["spec"]["template"]["topologyConstraint"] = {"topologyName": TOPOLOGY, "pack": pack}
+    return pcs
+
+
+async def racks_of(api: ApiClient, found: dict[str, dict[str, Any]]) -> set[str]:
+    """The racks the pods ``found`` are on."""
+    kube = kube_of(api)
+    racks = set()
+    for pod in found.values():
+        node = await kube.request("GET", f"/api/v1/nodes/{pod['spec']['nodeName']}")
+        racks.add(json.loads(node)["metadata"]["labels"][TOPOLOGY_LABELS["rack"]])
+    return racks

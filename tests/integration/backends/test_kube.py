@@ -39,6 +39,14 @@ def named(kind: str, name: str, version: str = DEFAULT_VERSION) -> dict[str, Any
     return {"apiVersion": f"scheduling.k8s.io/{version}", "kind": kind, "metadata": {"name": name}}
 
 
+def leaves(template: dict[str, Any]) -> list[str]:
+    """The pod group templates under a composite template, at any depth."""
+    below = template.get("compositePodGroupTemplates", [])
+    return [t["name"] for t in template.get("podGroupTemplates", [])] + [
+        name for group in below for name in leaves(group)
+    ]
+
+
 def worker_policy(version: str, obj: dict[str, Any]) -> Any:
     """The scheduling policy of the pworker pod group: its PodGroup's (1.36, 1.37), or its
     entry in the Workload (1.35)."""
@@ -69,15 +77,17 @@ async def test_a_podgang_becomes_workload_api_objects(
         spec = workload["spec"]
         if backend.composite is not None:
             # 1.37 with CompositePodGroup (the test control plane's): the gang is one tree.
+            # Its packed scaling group is a middle group of the tree.
             [root] = spec["compositePodGroupTemplates"]
-            assert root["schedulingPolicy"] == {"gang": {"minGroupCount": len(TEMPLATES)}}
-            groups = root["podGroupTemplates"]
+            children = root.get("podGroupTemplates", []) + root["compositePodGroupTemplates"]
+            assert root["schedulingPolicy"] == {"gang": {"minGroupCount": len(children)}}
+            names = sorted(leaves(root))
             tree = named("CompositePodGroup", "llama-disagg-0", backend.composite)
             found = await eventually(lambda: live(api, tree, namespace), bool)
             assert found["spec"]["workloadRef"]["templateName"] == "podgang"
         else:
-            groups = spec.get("podGroupTemplates") or spec["podGroups"]
-        assert [t["name"] for t in groups] == TEMPLATES
+            names = [t["name"] for t in spec.get("podGroupTemplates") or spec["podGroups"]]
+        assert names == sorted(TEMPLATES) if backend.composite else names == TEMPLATES
         worker = (
             named("PodGroup", "llama-disagg-0-prefill-0-pworker", version)
             if version in WITH_PODGROUPS
@@ -91,7 +101,8 @@ async def test_a_podgang_becomes_workload_api_objects(
                 "templateName": "prefill-0-pworker",
             }
             if backend.composite is not None:
-                assert group["spec"]["parentCompositePodGroupName"] == "llama-disagg-0"
+                # In its packed scaling group's middle group, named like the group config.
+                assert group["spec"]["parentCompositePodGroupName"] == "llama-disagg-0-prefill-0"
         elif version == "v1alpha2":
             assert group["spec"]["podGroupTemplateRef"]["workload"] == {
                 "workloadName": "llama-disagg-0",

@@ -134,7 +134,7 @@ def test_the_backend_says_whether_a_podgang_is_placed_whole() -> None:
     assert KubeBackend(True, "v1beta1").describe(SCALED, []) == "Workload API v1beta1"
 
 
-def test_a_podgroup_named_like_the_root_template_fails_the_sync() -> None:
+def test_a_podgroup_named_like_another_template_fails_the_sync() -> None:
     gang = podgang(("pcs-0-podgang", 1), ("pcs-0-other", 1))
     with pytest.raises(SyncFailed) as failed:
         translate.resources(gang, "v1beta1", "v1alpha3")
@@ -222,6 +222,78 @@ async def test_required_packing_is_rejected_preferred_is_admitted_as_unsupported
     assert [(u.field, u.feature) for u in reply.unsupported] == [
         ("spec.template.topologyConstraint.pack.preferred", "TopologyPreferredPacking")
     ]
+
+
+async def test_where_the_gang_is_a_tree_required_packing_is_admitted_preferred_still_not() -> None:
+    pcs = podcliqueset(
+        cliques=[{"name": "a", "topologyConstraint": {"pack": {"required": "rack"}}}],
+        topology={"pack": {"preferred": "zone"}},
+    )
+    backend = KubeBackend(True, "v1beta1", "v1alpha3")
+    reply = await backend.validate_podcliqueset(
+        ValidateRequest(operation="CREATE", podcliqueset=pcs), None
+    )
+    assert reply.allowed, reply.errors
+    assert [u.feature for u in reply.unsupported] == ["TopologyPreferredPacking"]
+
+
+def packed(key: str) -> dict[str, Any]:
+    return {"packConstraint": {"required": key}}
+
+
+def test_packing_is_the_trees_each_node_packed_where_grove_asks() -> None:
+    """The PodGang's packing on the root, a group config's on its middle group (the parent
+    of its podgroups), a podgroup's on its PodGroup."""
+    gang = podgang(
+        ("pcs-0-router", 1),
+        ("pcs-0-prefill", 2),
+        ("pcs-0-decode", 2),
+        topology=packed("zone"),
+        configs=[
+            {
+                "name": "pcs-0-pd",
+                "podGroupNames": ["pcs-0-prefill", "pcs-0-decode"],
+                "topologyConstraint": packed("rack"),
+            }
+        ],
+        group_topology={"pcs-0-decode": packed("host")},
+    )
+    workload, root, middle, *groups = translate.resources(gang, "v1beta1", "v1alpha3")
+    [template] = workload["spec"]["compositePodGroupTemplates"]
+    assert template["schedulingPolicy"] == {"gang": {"minGroupCount": 2}}  # router + pd
+    assert template["schedulingConstraints"] == {"topology": [{"key": "zone"}]}
+    assert [t["name"] for t in template["podGroupTemplates"]] == ["router"]
+    [pd] = template["compositePodGroupTemplates"]
+    assert (pd["name"], pd["schedulingConstraints"]) == ("pd", {"topology": [{"key": "rack"}]})
+    assert pd["podGroupTemplates"][1]["schedulingConstraints"] == {"topology": [{"key": "host"}]}
+    assert (root["metadata"]["name"], middle["metadata"]["name"]) == ("pcs-0", "pcs-0-pd")
+    assert middle["spec"]["parentCompositePodGroupName"] == "pcs-0"
+    assert middle["spec"]["workloadRef"] == {"workloadName": "pcs-0", "templateName": "pd"}
+    parents = {g["metadata"]["name"]: g["spec"]["parentCompositePodGroupName"] for g in groups}
+    assert parents == {
+        "pcs-0-router": "pcs-0",
+        "pcs-0-prefill": "pcs-0-pd",
+        "pcs-0-decode": "pcs-0-pd",
+    }
+    assert [n for _, n in KubeBackend(True, "v1beta1", "v1alpha3").kept(gang)][:3] == [
+        "pcs-0",
+        "pcs-0",
+        "pcs-0-pd",
+    ]
+
+
+def test_a_single_podgroup_packed_as_a_whole_is_a_tree_of_one() -> None:
+    gang = podgang(("pcs-0-worker", 4), topology=packed("rack"))
+    _, root, group = translate.resources(gang, "v1beta1", "v1alpha3")
+    assert root["spec"]["schedulingConstraints"] == {"topology": [{"key": "rack"}]}
+    assert group["spec"]["parentCompositePodGroupName"] == "pcs-0"
+
+
+def test_packing_above_the_podgroups_of_a_gang_that_cannot_be_a_tree_fails_the_sync() -> None:
+    gang = podgang(("pcs-0-a", 1), ("pcs-0-b", 0), topology=packed("rack"))
+    with pytest.raises(SyncFailed) as failed:
+        translate.resources(gang, "v1beta1", "v1alpha3")
+    assert failed.value.reason == "PackingNeedsWholeGang"
 
 
 async def test_gangs_too_big_for_a_workload_are_rejected_only_with_gang_scheduling() -> None:

@@ -10,14 +10,15 @@ from gangway_contracts.rpc import UnsupportedFeature
 
 
 def without_topology(
-    pcs: PodCliqueSet, scheduler: str
+    pcs: PodCliqueSet, scheduler: str, *, honours_required: bool = False
 ) -> tuple[list[FieldError], list[UnsupportedFeature]]:
     """For a scheduler with no topology-aware placement: required packing is refused with
-    its field named (it cannot be honoured), preferred packing admitted and reported."""
+    its field named (it cannot be honoured), preferred packing admitted and reported.
+    ``honours_required``: it packs by required constraints, not by preferred ones."""
     errors: list[FieldError] = []
     unsupported: list[UnsupportedFeature] = []
     for field, constraint in topology_constraints(pcs):
-        if constraint.required:
+        if constraint.required and not honours_required:
             errors.append(
                 FieldError(
                     field=f"{field}.pack.required",

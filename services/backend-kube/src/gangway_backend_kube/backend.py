@@ -89,6 +89,8 @@ class KubeBackend(KeepsResources):
             return
         self.version = await served_workload_version(ctx.kube)
         self.composite = await served_composite_version(ctx.kube, self.version)
+        if self.composite is not None:  # its gates bring topology-aware placement
+            self.capabilities = Capabilities(gang=True, topology=True, queues=False)
         if self.version is not None:
             return
         raise CannotStart(
@@ -144,8 +146,9 @@ class KubeBackend(KeepsResources):
         if self.version is None:
             return []
         found = [(translate.workloads(self.version), podgang.metadata.name)]
-        if self.composite is not None and atomic(podgang, self.composite):
-            found.append((composites_of(self.composite), podgang.metadata.name))
+        if self.composite is not None:
+            composites = composites_of(self.composite)
+            found += [(composites, n) for n in translate.composite_names(podgang, self.composite)]
         if self.version in WITH_PODGROUPS:
             found += [(podgroups_of(self.version), g.name) for g in podgang.spec.podgroups]
         return [(resource, gang_object_name(podgang, name)) for resource, name in found]
@@ -156,5 +159,7 @@ class KubeBackend(KeepsResources):
     async def validate_podcliqueset(
         self, request: ValidateRequest, ctx: BackendContext | None
     ) -> ValidateReply:
-        errors, unsupported = translate.validate(request.podcliqueset, self.gang_scheduling)
+        errors, unsupported = translate.validate(
+            request.podcliqueset, self.gang_scheduling, packs=self.composite is not None
+        )
         return ValidateReply(allowed=not errors, errors=errors, unsupported=unsupported)

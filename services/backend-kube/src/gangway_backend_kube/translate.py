@@ -13,19 +13,20 @@ when that is 0). Its name in the Workload is the podgroup's name relative to the
 - ``v1alpha1`` (1.35): a Workload of podGroups; pods carry ``spec.workloadRef``.
 
 Where the API server serves CompositePodGroup (1.37 ``v1alpha3``, 1.38 ``v1beta1``; gate
-``CompositePodGroup``) beside a v1beta1 Workload, a PodGang of two podgroups or more is one
-tree, placed whole or not at all: the Workload's one compositePodGroupTemplate (its name
-``ROOT``, gang with minGroupCount = its podgroups) holds the podgroups' templates, and a
-CompositePodGroup named like the Workload is the parent of every PodGroup. Else the
-kube-scheduler gangs each pod group on its own: each podgroup is placed whole, the PodGang
-not (``atomic`` says which).
+``CompositePodGroup``) beside a v1beta1 Workload, a PodGang is one tree (``tree.py``),
+placed whole or not at all and packed where Grove asks: when it has two podgroups or more,
+or packing above its podgroups (``atomic`` says which). Else the kube-scheduler gangs each
+pod group on its own: each podgroup is placed whole, the PodGang not; and required packing
+is refused at admission (the gates that bring the tree bring topology-aware placement).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any, Final, Literal
 
+from gangway_backend_kube import tree
 from gangway_backendkit.checks import without_topology
 from gangway_backendkit.converge import carried_metadata, gang_object_name
 from gangway_backendkit.pods import PreparePod, amend
@@ -54,9 +55,6 @@ WITH_PODGROUPS: Final[frozenset[WorkloadVersion]] = frozenset({"v1beta1", "v1alp
 MAX_POD_GROUPS: Final = 8  # per Workload, in every version
 CompositeVersion = Literal["v1beta1", "v1alpha3"]
 COMPOSITE_VERSIONS: Final[tuple[CompositeVersion, ...]] = ("v1beta1", "v1alpha3")
-# The root template's name in a Workload of one tree. A podgroup's template may not take it
-# (a base gang clique named "podgang"): that PodGang is refused (SyncFailed), by name.
-ROOT: Final = "podgang"
 
 
 def workloads(version: WorkloadVersion) -> ApiResource:
@@ -72,21 +70,23 @@ def composites_of(version: CompositeVersion) -> ApiResource:
 
 
 def atomic(podgang: PodGang, composite: CompositeVersion | None) -> bool:
-    """The PodGang is one tree (placed whole): CompositePodGroup is served and the PodGang
-    has two podgroups or more, each needing a pod (a podgroup of minReplicas 0 would count
-    as placed with one pod in a tree: such a PodGang keeps one pod group per podgroup)."""
-    groups = podgang.spec.podgroups
-    return composite is not None and len(groups) > 1 and all(g.min_replicas > 0 for g in groups)
+    """The PodGang is one tree: CompositePodGroup is served, the PodGang has two podgroups
+    or more or packing above them, and each podgroup needs a pod (one of minReplicas 0
+    would count as placed with one pod in a tree: such a PodGang keeps a pod group per
+    podgroup, and packing above its podgroups fails its sync)."""
+    spec = podgang.spec
+    above = tree.required(spec.topology_constraint) or spec.topology_constraint_group_configs
+    return (
+        composite is not None
+        and (len(spec.podgroups) > 1 or bool(above))
+        and all(g.min_replicas > 0 for g in spec.podgroups)
+    )
 
 
 def template_name(podgang: PodGang, podgroup: str) -> str:
     """A podgroup's name inside the Workload: relative to the base gang of its PCS replica."""
     base = podgang.metadata.labels.get(labels.BASE_PODGANG, podgang.metadata.name)
     return podgroup.removeprefix(f"{base}-")
-
-
-def _policy(min_replicas: int) -> dict[str, Any]:
-    return {"gang": {"minCount": min_replicas}} if min_replicas > 0 else {"basic": {}}
 
 
 def _priority(podgang: PodGang) -> dict[str, Any]:
@@ -97,9 +97,9 @@ def _priority(podgang: PodGang) -> dict[str, Any]:
     return {"priorityClassName": name} if name else {}
 
 
-def _checked(podgang: PodGang) -> list[tuple[str, str, int]]:
-    """(podgroup, template name, minReplicas) per podgroup; SyncFailed if the Workload API
-    cannot hold them."""
+def _checked(podgang: PodGang, composite: CompositeVersion | None) -> list[tree.Leaf]:
+    """A leaf per podgroup (its packing only where the tree's gates are on); SyncFailed if
+    the Workload API cannot hold them."""
     groups = podgang.spec.podgroups
     if len(groups) > MAX_POD_GROUPS:
         raise SyncFailed(
@@ -114,41 +114,50 @@ def _checked(podgang: PodGang) -> list[tuple[str, str, int]]:
             raise SyncFailed(
                 "InvalidPodGroupName", f'spec.podgroups[{i}]: "{name}" is not a DNS label'
             )
-        found.append((group.name, name, group.min_replicas))
+        packed = tree.required(group.topology_constraint) if composite else None
+        found.append(tree.Leaf(group.name, name, group.min_replicas, packed))
     return found
 
 
-def _tree_checked(podgang: PodGang) -> list[tuple[str, str, int]]:
-    groups = _checked(podgang)
-    if any(name == ROOT for _, name, _ in groups):
+def _tree(podgang: PodGang, composite: CompositeVersion | None) -> tree.Node | None:
+    """The PodGang's tree, or None; SyncFailed for packing above its podgroups that no
+    tree can hold."""
+    leaves = _checked(podgang, composite)
+    if atomic(podgang, composite):
+        return tree.tree_of(podgang, leaves, partial(template_name, podgang))
+    spec = podgang.spec
+    if composite and (tree.required(spec.topology_constraint) or _packed_configs(podgang)):
         raise SyncFailed(
-            "InvalidPodGroupName",
-            f"a podgroup's template is named \"{ROOT}\", the name of the PodGang's own "
-            "template in its Workload: rename the clique",
+            "PackingNeedsWholeGang",
+            "required packing above the podgroups needs the PodGang as one tree, and a "
+            "podgroup of minReplicas 0 keeps it from being one",
         )
-    return groups
+    return None
+
+
+def _packed_configs(podgang: PodGang) -> bool:
+    configs = podgang.spec.topology_constraint_group_configs
+    return any(tree.required(c.topology_constraint) for c in configs)
 
 
 def workload(
     podgang: PodGang, version: WorkloadVersion, composite: CompositeVersion | None = None
 ) -> Manifest:
-    groups = _checked(podgang)
-    templates = [
-        {"name": name, "schedulingPolicy": _policy(n), **_priority(podgang)}
-        for _, name, n in groups
-    ]
-    if version in WITH_PODGROUPS and atomic(podgang, composite):
-        root = {
-            "name": ROOT,
-            "schedulingPolicy": {"gang": {"minGroupCount": len(_tree_checked(podgang))}},
-            **_priority(podgang),
-            "podGroupTemplates": templates,
+    leaves, root = _checked(podgang, composite), _tree(podgang, composite)
+    if root is not None:
+        spec_groups: dict[str, Any] = {
+            "compositePodGroupTemplates": [tree.template(root, _priority(podgang))]
         }
-        spec_groups: dict[str, Any] = {"compositePodGroupTemplates": [root]}
     elif version in WITH_PODGROUPS:
-        spec_groups = {"podGroupTemplates": templates}
+        spec_groups = {
+            "podGroupTemplates": [tree.leaf_template(leaf, _priority(podgang)) for leaf in leaves]
+        }
     else:
-        spec_groups = {"podGroups": [{"name": name, "policy": _policy(n)} for _, name, n in groups]}
+        spec_groups = {
+            "podGroups": [
+                {"name": leaf.template, "policy": tree.policy(leaf.min_replicas)} for leaf in leaves
+            ]
+        }
     return {
         "apiVersion": workloads(version).api_version,
         "kind": "Workload",
@@ -179,51 +188,57 @@ def podgroups(
     podgang: PodGang, version: WorkloadVersion, composite: CompositeVersion | None = None
 ) -> list[Manifest]:
     """The PodGroup objects of v1alpha2 and v1beta1, one per podgroup, named like it; in a
-    tree, each the child of the PodGang's CompositePodGroup."""
+    tree, each the child of its group's CompositePodGroup."""
     workload_name = gang_object_name(podgang, podgang.metadata.name)
-    parent = {"parentCompositePodGroupName": workload_name} if atomic(podgang, composite) else {}
-    return [
-        {
-            "apiVersion": podgroups_of(version).api_version,
-            "kind": "PodGroup",
-            "metadata": carried_metadata(podgang, group),
-            "spec": {
-                **parent,
-                **_template_ref(version, workload_name, name),
-                "schedulingPolicy": _policy(n),
-                **_priority(podgang),
-            },
-        }
-        for group, name, n in _checked(podgang)
-    ]
-
-
-def composite_podgroup(podgang: PodGang, composite: CompositeVersion) -> Manifest:
-    """The root of a PodGang's tree: every podgroup placed, or none. Named like the
-    Workload, made from its one composite template."""
-    name = gang_object_name(podgang, podgang.metadata.name)
-    return {
-        "apiVersion": composites_of(composite).api_version,
-        "kind": "CompositePodGroup",
-        "metadata": carried_metadata(podgang, podgang.metadata.name),
-        "spec": {
-            "workloadRef": {"workloadName": name, "templateName": ROOT},
-            "schedulingPolicy": {"gang": {"minGroupCount": len(_tree_checked(podgang))}},
+    root = _tree(podgang, composite)
+    parents = tree.parents(podgang, root) if root is not None else {}
+    found = []
+    for leaf in _checked(podgang, composite):
+        parent = parents.get(leaf.podgroup)
+        spec = {
+            **({"parentCompositePodGroupName": parent} if parent else {}),
+            **_template_ref(version, workload_name, leaf.template),
+            "schedulingPolicy": tree.policy(leaf.min_replicas),
             **_priority(podgang),
-        },
-    }
+            **tree.constraints(leaf.topology),
+        }
+        found.append(
+            {
+                "apiVersion": podgroups_of(version).api_version,
+                "kind": "PodGroup",
+                "metadata": carried_metadata(podgang, leaf.podgroup),
+                "spec": spec,
+            }
+        )
+    return found
+
+
+def composite_names(podgang: PodGang, composite: CompositeVersion | None) -> list[str]:
+    """The CompositePodGroups the PodGang is written as (before its incarnation), root
+    first; none when it is no tree."""
+    if not atomic(podgang, composite):
+        return []
+    return [
+        node.name
+        for node in tree.tree_of(
+            podgang, _checked(podgang, composite), partial(template_name, podgang)
+        ).walk()
+    ]
 
 
 def resources(
     podgang: PodGang, version: WorkloadVersion, composite: CompositeVersion | None = None
 ) -> list[Manifest]:
     """Everything for one PodGang, each parent before its children: the Workload, the
-    CompositePodGroup of a tree, the PodGroups."""
+    CompositePodGroups of a tree, the PodGroups."""
     if version not in WITH_PODGROUPS:
         return [workload(podgang, version)]
     found = [workload(podgang, version, composite)]
-    if composite is not None and atomic(podgang, composite):
-        found.append(composite_podgroup(podgang, composite))
+    root = _tree(podgang, composite)
+    if composite is not None and root is not None:
+        found += tree.composites(
+            podgang, root, composites_of(composite).api_version, _priority(podgang)
+        )
     return found + podgroups(podgang, version, composite)
 
 
@@ -266,10 +281,12 @@ def _gang_sizes(pcs: PodCliqueSet) -> Iterator[tuple[str, str, int]]:
 
 
 def validate(
-    pcs: PodCliqueSet, gang_scheduling: bool
+    pcs: PodCliqueSet, gang_scheduling: bool, *, packs: bool = False
 ) -> tuple[list[FieldError], list[UnsupportedFeature]]:
-    """Errors (rejected at admission) and unsupported features (admitted, reported)."""
-    errors, unsupported = without_topology(pcs, NAME)
+    """Errors (rejected at admission) and unsupported features (admitted, reported).
+    ``packs``: CompositePodGroup is served (its gates bring topology-aware placement), so
+    required packing is honoured; preferred packing never is."""
+    errors, unsupported = without_topology(pcs, NAME, honours_required=gang_scheduling and packs)
     if not gang_scheduling:
         return errors, unsupported
     errors.extend(
