@@ -26,6 +26,7 @@ from gangway_cli.timeline import table
 from gangway_contracts import labels, why
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.k8s import Condition
 from gangway_contracts.pods import Pod
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import Kube, KubeError
@@ -56,6 +57,9 @@ class GangState:
     next_step: str
     waiting_on: str = ""  # the base gang a scaled gang's gates wait for
     nodes: tuple[str, ...] = ()  # where its pods are bound
+    # What its backend made of it (BackendSynced's words): e.g. whether the scheduler
+    # places the gang whole or each podgroup on its own.
+    written_as: str = ""
 
     @property
     def placed(self) -> bool:
@@ -77,7 +81,13 @@ def gang_state(podgang: PodGang, pods: list[Pod], podgangs: dict[str, PodGang]) 
         next_step="" if reason == why.SCHEDULED else why.NEXT_STEP.get(reason, ""),
         waiting_on=waiting_on,
         nodes=tuple(sorted({pod.spec.node_name for pod in pods if pod.spec.node_name})),
+        written_as=synced.message if (synced := _synced(podgang)) is not None else "",
     )
+
+
+def _synced(podgang: PodGang) -> Condition | None:
+    found = podgang.current_condition(labels.BACKEND_SYNCED)
+    return found if found is not None and found.status == "True" else None
 
 
 class _Reason(NamedTuple):
@@ -180,6 +190,8 @@ def show(workload: Workload, out: TextIO) -> None:
         out.write(f"\n{gang.name}: {gang.reason}\n  {gang.message}\n")
         if gang.next_step:
             out.write(f"  next: {gang.next_step}\n")
+        if gang.written_as:
+            out.write(f"  backend: {gang.written_as}\n")
 
 
 def as_json(workload: Workload) -> dict[str, Any]:

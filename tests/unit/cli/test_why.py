@@ -87,3 +87,17 @@ def test_one_screen_names_each_gang_not_scheduled_with_its_next_step() -> None:
     assert text.startswith("ns/w: 2 gangs, 1 not scheduled\n")
     assert "w-1: Unschedulable\n  0/3 nodes fit\n  next: add nodes" in text
     assert "w-0:" not in text, "a placed gang needs no paragraph"
+
+
+def test_a_gang_not_scheduled_says_what_its_backend_made_of_it() -> None:
+    """BackendSynced's words: on the default scheduler, whether the gang is placed whole."""
+    each = "Workload API v1beta1: each of its 2 podgroups is placed whole, the PodGang not"
+    synced = with_condition(
+        with_condition(podgang(), labels.INITIALIZED, True), labels.BACKEND_SYNCED, True, "", each
+    )
+    waiting = with_condition(synced, labels.SCHEDULED, False, "Unschedulable", "0/3 nodes fit")
+    gang = gang_state(waiting, [pod("c"), pod("d")], {})
+    assert gang.written_as == each
+    out = io.StringIO()
+    show(Workload("ns", "w", [], [gang]), out)
+    assert f"  backend: {each}\n" in out.getvalue()
