@@ -19,7 +19,6 @@ from gangway_contracts import labels
 from gangway_localcluster.kai import queues
 from gangway_localcluster.nodes import (
     BLOCK_LABEL,
-    HOSTNAME_LABEL,
     RACK_LABEL,
     ZONE_LABEL,
 )
@@ -39,9 +38,11 @@ from tests.e2e.workloads import (
     racks_of,
     rolled_within_its_budget,
     running,
+    running_pods_of,
     scheduled,
     stays_unbound,
     topology,
+    two_racks_the_first_half_taken,
     ungated,
     why_of,
 )
@@ -193,29 +194,12 @@ async def test_required_rack_packing_keeps_the_gang_in_one_rack(
     """Two racks of four nodes; two nodes of the first rack are taken, so a gang of four
     whole nodes fits only in the second. Without the constraint KAI would use the room
     left in the first rack too."""
-    await topology(api)
-    names = await nodes.add(8, gpus=4)
-    # kube-scheduler places a whole-node filler on each of the first rack's first two.
-    for i, node in enumerate(names[:2]):
-        filler = gpu_workload(namespace, f"filler{i}", nodes, gpu_clique("f", 1, 1, gpus=4))
-        filler["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["nodeSelector"] = {
-            HOSTNAME_LABEL: node
-        }
-        await server_side_apply(api, on_scheduler(filler, "default-scheduler"), namespace)
-    await eventually(
-        partial(pods, api, namespace), lambda f: running(f.values()) == 2, PLACED_WITHIN
-    )
-
+    await two_racks_the_first_half_taken(api, namespace, nodes)
     pcs = packed(
         kai_workload(namespace, "packed", nodes, gpu_clique("w", 4, 4, gpus=4)), required="rack"
     )
     await server_side_apply(api, pcs, namespace)
-    found = await eventually(
-        partial(pods, api, namespace),
-        lambda f: running(p for n, p in f.items() if n.startswith("packed-")) == 4,
-        PLACED_WITHIN,
-    )
-    gang = {n: p for n, p in found.items() if n.startswith("packed-")}
+    gang = await running_pods_of(api, namespace, "packed", 4)
     assert await racks_of(api, gang) == {"rack-1"}
     assert await kai_topology_levels(api) == [ZONE_LABEL, BLOCK_LABEL, RACK_LABEL]
 

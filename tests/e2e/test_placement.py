@@ -18,7 +18,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import labels
 from gangway_localcluster.controlplane import ControlPlane
-from gangway_localcluster.nodes import HOSTNAME_LABEL, RACK_LABEL
+from gangway_localcluster.nodes import RACK_LABEL
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import (
     PLACED_WITHIN,
@@ -36,10 +36,11 @@ from tests.e2e.workloads import (
     racks_of,
     rolled_within_its_budget,
     running,
+    running_pods_of,
     scheduled,
     stays_unbound,
-    topology,
     trace_of,
+    two_racks_the_first_half_taken,
     whole_gang,
     why_of,
 )
@@ -197,24 +198,11 @@ async def test_required_rack_packing_keeps_a_whole_podgang_in_one_rack(
     puts all four there — without the constraint it would use the first rack's room too."""
     if e2e_cluster.binaries.minor < 37:
         pytest.skip("CompositePodGroup: Kubernetes 1.37 and later")
-    await topology(api)
-    names = await nodes.add(8, gpus=4)
-    for i, node in enumerate(names[:2]):
-        filler = gpu_workload(namespace, f"filler{i}", nodes, gpu_clique("f", 1, 1, gpus=4))
-        filler["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["nodeSelector"] = {
-            HOSTNAME_LABEL: node
-        }
-        await server_side_apply(api, filler, namespace)
-    await eventually(partial(pods, api, namespace), lambda f: running(f.values()) == 2)
+    await two_racks_the_first_half_taken(api, namespace, nodes)
     roles = (gpu_clique("prefill", 2, 2, gpus=4), gpu_clique("decode", 2, 2, gpus=4))
     pcs = packed(gpu_workload(namespace, "packed", nodes, *roles), required="rack")
     await server_side_apply(api, pcs, namespace)
-    found = await eventually(
-        partial(pods, api, namespace),
-        lambda f: running(p for n, p in f.items() if n.startswith("packed-")) == 4,
-        PLACED_WITHIN,
-    )
-    gang = {n: p for n, p in found.items() if n.startswith("packed-")}
+    gang = await running_pods_of(api, namespace, "packed", 4)
     root: dict[str, Any] = {
         "apiVersion": "scheduling.k8s.io/v1alpha3",
         "kind": "CompositePodGroup",
@@ -222,10 +210,7 @@ async def test_required_rack_packing_keeps_a_whole_podgang_in_one_rack(
     }
     tree = await live(api, root, namespace)
     assert tree["spec"]["schedulingConstraints"] == {"topology": [{"key": RACK_LABEL}]}
-    assert len(await racks_of(api, gang)) == 1, "the whole PodGang in one rack"
-    assert await racks_of(api, gang) != await racks_of(
-        api, {n: p for n, p in found.items() if n.startswith("filler")}
-    )
+    assert await racks_of(api, gang) == {"rack-1"}, "the whole PodGang in the rack with room"
 
 
 async def test_a_scaled_gang_is_released_only_once_its_base_gang_is_scheduled(

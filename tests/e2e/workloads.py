@@ -432,3 +432,32 @@ async def racks_of(api: ApiClient, found: dict[str, dict[str, Any]]) -> set[str]
         node = await kube.request("GET", f"/api/v1/nodes/{pod['spec']['nodeName']}")
         racks.add(json.loads(node)["metadata"]["labels"][TOPOLOGY_LABELS["rack"]])
     return racks
+
+
+async def two_racks_the_first_half_taken(api: ApiClient, namespace: str, nodes: Nodes) -> None:
+    """The topology binding, two racks of four 4-GPU nodes, and a whole-node filler
+    (default-scheduler) running on each of the first rack's first two: a gang of four whole
+    nodes then fits in one rack only in the second."""
+    await topology(api)
+    names = await nodes.add(8, gpus=4)
+    for i, node in enumerate(names[:2]):
+        filler = gpu_workload(namespace, f"filler{i}", nodes, gpu_clique("f", 1, 1, gpus=4))
+        filler["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["nodeSelector"] = {
+            HOSTNAME_LABEL: node
+        }
+        await server_side_apply(api, on_scheduler(filler, "default-scheduler"), namespace)
+    await eventually(
+        partial(pods, api, namespace), lambda f: running(f.values()) == 2, PLACED_WITHIN
+    )
+
+
+async def running_pods_of(
+    api: ApiClient, namespace: str, workload: str, count: int
+) -> dict[str, dict[str, Any]]:
+    """The ``workload``'s pods, once ``count`` of them run."""
+    found = await eventually(
+        partial(pods, api, namespace),
+        lambda f: running(p for n, p in f.items() if n.startswith(f"{workload}-")) == count,
+        PLACED_WITHIN,
+    )
+    return {n: p for n, p in found.items() if n.startswith(f"{workload}-")}
