@@ -282,6 +282,14 @@ def test_packing_is_the_trees_each_node_packed_where_grove_asks() -> None:
     ]
 
 
+def test_a_group_config_of_none_of_the_gangs_podgroups_is_no_group() -> None:
+    stray = {"name": "pcs-0-x", "podGroupNames": ["pcs-0-elsewhere"]}
+    gang = podgang(("pcs-0-a", 1), ("pcs-0-b", 1), configs=[stray])
+    _, root, *groups = translate.resources(gang, "v1beta1", "v1alpha3")
+    assert root["spec"]["schedulingPolicy"] == {"gang": {"minGroupCount": 2}}
+    assert [g["kind"] for g in groups] == ["PodGroup", "PodGroup"]
+
+
 def test_a_single_podgroup_packed_as_a_whole_is_a_tree_of_one() -> None:
     gang = podgang(("pcs-0-worker", 4), topology=packed("rack"))
     _, root, group = translate.resources(gang, "v1beta1", "v1alpha3")

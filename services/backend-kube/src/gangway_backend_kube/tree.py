@@ -74,6 +74,8 @@ def tree_of(podgang: PodGang, leaves: list[Leaf], template_of: Callable[[str], s
     groups = []
     for i, config in enumerate(spec.topology_constraint_group_configs):
         members = [by_podgroup[n] for n in config.pod_group_names if n in by_podgroup]
+        if not members:
+            continue  # a group of none of the gang's podgroups: nothing to hold together
         grouped.update(leaf.podgroup for leaf in members)
         groups.append(
             Node(
