@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 
@@ -175,3 +176,25 @@ async def test_a_priority_class_the_cluster_lacks_is_said_not_retried(
     condition = backend_synced(said)
     assert condition["reason"] == "PriorityClassNotFound", condition
     assert f"missing-{namespace}" in condition["message"]
+
+
+async def test_what_the_api_server_refuses_as_invalid_is_said_not_retried(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """A packing key that is no label key: the API server refuses the tree (422), and the
+    backend says so on BackendSynced, in its words, rather than retrying it to the
+    dead-letter subject."""
+    gang = base_gang(namespace)
+    constraint = {"packConstraint": {"required": "not a label key"}}
+    gang["spec"]["podgroups"][0]["topologyConstraint"] = constraint
+    backend = KubeBackend(True)
+    async with running_backend(api, nc, subjects, namespace, backend, GANG):
+        if backend.composite is None:
+            pytest.skip("CompositePodGroup not served: no packing is written")
+        await server_side_apply(api, gang, namespace)
+        said = await eventually(
+            lambda: live(api, gang, namespace), lambda g: backend_synced(g).get("status") == "False"
+        )
+    condition = backend_synced(said)
+    assert condition["reason"] == "Invalid", condition
+    assert "not a label key" in condition["message"]

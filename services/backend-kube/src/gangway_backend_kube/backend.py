@@ -113,6 +113,10 @@ class KubeBackend(KeepsResources):
             # is the user's to create (the periodic resync tries again), not a retry storm.
             if exc.status == 403 and "PriorityClass" in exc.message:
                 raise SyncFailed("PriorityClassNotFound", exc.message) from None
+            if exc.status == 422:
+                # Refused as invalid: trying again changes nothing (e.g. a tree where
+                # CompositePodGroup is served with its gate off): said, not dead-lettered.
+                raise SyncFailed("Invalid", exc.message) from None
             raise
 
     def write_as(self, manifest: Manifest) -> Write:
