@@ -221,12 +221,14 @@ async def one_of_two_runs_whole(
     workdir: Path,
     *also: dict[str, Any],
 ) -> None:
-    """``pcs``: two gangs (trainer-0, trainer-1) of four 4-GPU pods on the test's four
+    """``pcs``: two gangs (``<name>-0``, ``<name>-1``) of four 4-GPU pods on the test's four
     4-GPU nodes. `gangway whatif` on a copy of those nodes, with the same scheduler (and
     ``also``, the queues it names), says one gang placed and why the other is not; then the
     cluster does just that: one runs whole, the other gets no node, and its PodGang says why
     in the words every backend uses (``gangway_contracts.why``), with the scheduler's own."""
-    manifest = workdir / "trainer.yaml"
+    name = pcs["metadata"]["name"]
+    gangs = (f"{name}-0", f"{name}-1")
+    manifest = workdir / f"{name}.yaml"
     manifest.write_text(yaml.safe_dump_all([*also, pcs]))
     room = {"nodes": [{"count": 4, "gpus": 4, "labels": nodes.selector}]}
     code, answer, said = await asyncio.to_thread(whatif, manifest, room, workdir)
@@ -235,12 +237,12 @@ async def one_of_two_runs_whole(
     within = PLACED_WITHIN
 
     def one_gang_running(found: dict[str, dict[str, Any]]) -> bool:
-        counts = sorted(running(of_gang(found, g)) for g in ("trainer-0", "trainer-1"))
+        counts = sorted(running(of_gang(found, g)) for g in gangs)
         return len(found) == 8 and counts == [0, 4]
 
     found = await eventually(partial(pods, api, namespace), one_gang_running, within)
     assert bound(found.values()) == 4
-    waiting = next(g for g in ("trainer-0", "trainer-1") if running(of_gang(found, g)) == 0)
+    waiting = next(g for g in gangs if running(of_gang(found, g)) == 0)
     gang = await gang_where(
         api, namespace, waiting, lambda g: scheduled(g).get("reason") == "Unschedulable", within
     )

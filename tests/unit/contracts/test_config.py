@@ -401,7 +401,11 @@ def test_backend_for_rejects(names: tuple[str | None, ...], errors: list[str]) -
         ({"profiles": [{"name": "coscheduling"}]}, ["podgroups.scheduling.x-k8s.io"]),
         (
             {"profiles": [{"name": "default-scheduler", "config": {"gangScheduling": True}}]},
-            ["workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io"],
+            [
+                "workloads.scheduling.k8s.io",
+                "podgroups.scheduling.k8s.io",
+                "compositepodgroups.scheduling.k8s.io",
+            ],
         ),
         ({"profiles": [{"name": "volcano"}]}, ["podgroups.scheduling.volcano.sh"]),
         (
