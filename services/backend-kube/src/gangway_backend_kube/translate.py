@@ -119,10 +119,11 @@ def _checked(podgang: PodGang, composite: CompositeVersion | None) -> list[tree.
     return found
 
 
-def _tree(podgang: PodGang, composite: CompositeVersion | None) -> tree.Node | None:
+def _tree(
+    podgang: PodGang, leaves: list[tree.Leaf], composite: CompositeVersion | None
+) -> tree.Node | None:
     """The PodGang's tree, or None; SyncFailed for packing above its podgroups that no
     tree can hold."""
-    leaves = _checked(podgang, composite)
     if atomic(podgang, composite):
         return tree.tree_of(podgang, leaves, partial(template_name, podgang))
     spec = podgang.spec
@@ -140,10 +141,9 @@ def _packed_configs(podgang: PodGang) -> bool:
     return any(tree.required(c.topology_constraint) for c in configs)
 
 
-def workload(
-    podgang: PodGang, version: WorkloadVersion, composite: CompositeVersion | None = None
+def _workload(
+    podgang: PodGang, version: WorkloadVersion, leaves: list[tree.Leaf], root: tree.Node | None
 ) -> Manifest:
-    leaves, root = _checked(podgang, composite), _tree(podgang, composite)
     if root is not None:
         spec_groups: dict[str, Any] = {
             "compositePodGroupTemplates": [tree.template(root, _priority(podgang))]
@@ -184,16 +184,15 @@ def _template_ref(version: WorkloadVersion, workload: str, template: str) -> dic
     }
 
 
-def podgroups(
-    podgang: PodGang, version: WorkloadVersion, composite: CompositeVersion | None = None
+def _podgroups(
+    podgang: PodGang, version: WorkloadVersion, leaves: list[tree.Leaf], root: tree.Node | None
 ) -> list[Manifest]:
     """The PodGroup objects of v1alpha2 and v1beta1, one per podgroup, named like it; in a
     tree, each the child of its group's CompositePodGroup."""
     workload_name = gang_object_name(podgang, podgang.metadata.name)
-    root = _tree(podgang, composite)
     parents = tree.parents(podgang, root) if root is not None else {}
     found = []
-    for leaf in _checked(podgang, composite):
+    for leaf in leaves:
         parent = parents.get(leaf.podgroup)
         spec = {
             **({"parentCompositePodGroupName": parent} if parent else {}),
@@ -232,14 +231,15 @@ def resources(
     """Everything for one PodGang, each parent before its children: the Workload, the
     CompositePodGroups of a tree, the PodGroups."""
     if version not in WITH_PODGROUPS:
-        return [workload(podgang, version)]
-    found = [workload(podgang, version, composite)]
-    root = _tree(podgang, composite)
+        return [_workload(podgang, version, _checked(podgang, None), None)]
+    leaves = _checked(podgang, composite)
+    root = _tree(podgang, leaves, composite)
+    found = [_workload(podgang, version, leaves, root)]
     if composite is not None and root is not None:
         found += tree.composites(
             podgang, root, composites_of(composite).api_version, _priority(podgang)
         )
-    return found + podgroups(podgang, version, composite)
+    return found + _podgroups(podgang, version, leaves, root)
 
 
 def prepare_pod(version: WorkloadVersion | None) -> PreparePod:
