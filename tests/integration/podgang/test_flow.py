@@ -19,7 +19,7 @@ from gangway_contracts.subjects import Kind, ObjectKey, Subjects
 from gangway_podgang import startup
 from gangway_podgang.startup import INIT_CONTAINER
 from tests.support.backends import running_backend
-from tests.support.kube import kube_of, server_side_apply
+from tests.support.kube import ensure_priority_class, kube_of, server_side_apply
 from tests.support.podgang import (
     Podgang,
     condition,
@@ -168,6 +168,8 @@ async def test_scaled_gangs_wait_until_their_base_gang_is_scheduled(
 ) -> None:
     pcs = workload(namespace, "llama", "podcliquesets/disaggregated-inference.yaml")
     pcs["spec"]["replicas"] = 1
+    # Its pods carry the PodCliqueSet's priority class: the API server refuses them without it.
+    await ensure_priority_class(api, pcs["spec"]["template"]["priorityClassName"], 1000)
     await server_side_apply(api, pcs, namespace)
     base, scaled = "llama-0", ["llama-0-prefill-0", "llama-0-prefill-1", "llama-0-decode-0"]
 

@@ -234,3 +234,15 @@ def test_what_passes_plans_only_valid_distinct_names(
     pods = [pod for g in plan.gangs for pg in g.podgroups for pod in pg.pods]
     assert len(set(pods)) == len(pods)
     assert all(is_dns_label(n) for n in [*names, *podgroups, *pods])
+
+
+def test_a_cliques_own_priority_class_is_said_to_be_replaced() -> None:
+    doc = disagg()
+    doc["spec"]["template"]["cliques"][1]["spec"]["podSpec"]["priorityClassName"] = "own"
+    findings = check_podcliqueset(pcs(doc))
+    assert findings.errors == []
+    [warning] = findings.warnings
+    assert warning.startswith('spec.template.cliques[1].spec.podSpec.priorityClassName: "own"')
+    assert 'every pod gets spec.template.priorityClassName ("inference-high")' in warning
+    doc["spec"]["template"]["cliques"][1]["spec"]["podSpec"]["priorityClassName"] = "inference-high"
+    assert check_podcliqueset(pcs(doc)).warnings == [], "the same class: nothing replaced"

@@ -326,19 +326,3 @@ def test_the_pod_groups_are_at_the_podgangs_priority(version: WorkloadVersion) -
     plain, plain_group = translate.resources(podgang(("pcs-0-leader", 1)), version)
     assert "priorityClassName" not in plain["spec"]["podGroupTemplates"][0]
     assert "priorityClassName" not in plain_group["spec"]
-    backend = KubeBackend(gang_scheduling=True, workload_version=version)
-    request = PreparePodsRequest(podgang=gang, pods=[pod("p", "pcs-0", "pcs-0-leader")])
-    reply = backend.prepare_pods(request)
-    assert isinstance(reply, PodsPrepared)
-    assert reply.pods[0]["spec"]["priorityClassName"] == "high", "the pods at their group's"
-
-
-async def test_a_cliques_own_priority_class_is_refused_where_the_pcs_names_none() -> None:
-    pod_spec = {"priorityClassName": "high", "containers": []}
-    cliques = [{"name": "a", "spec": {"replicas": 1, "podSpec": pod_spec}}]
-    reply = await validate(True, cliques=cliques)
-    assert [e.field for e in reply.errors] == [
-        "spec.template.cliques[0].spec.podSpec.priorityClassName"
-    ]
-    assert "set spec.template.priorityClassName instead" in reply.errors[0].reason
-    assert (await validate(False, cliques=cliques)).allowed, "one by one, each pod its own"

@@ -68,3 +68,23 @@ def test_pod_is_gated_labelled_and_owned_by_its_podgang() -> None:
     }
     owner = pod["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["uid"]) == ("PodGang", "llama-disagg-0", "gang-uid")
+
+
+def test_every_pod_is_at_the_podcliquesets_priority_class() -> None:
+    """As Grove: the PodCliqueSet's priority class on every pod, a clique's own replaced, so
+    that the scheduler's gang and its pods are at one priority on every backend."""
+    doc = fixture("podcliquesets/disaggregated-inference.yaml")
+    doc["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["priorityClassName"] = "own"
+    named = from_object(doc, PodCliqueSet)
+    gang = plan_podgangs(named).gangs[0]
+    group, index, _ = next(iter(gang.pods))
+    assert pod_manifest(gang, group, index, named, "u")["spec"]["priorityClassName"] == (
+        "inference-high"
+    )
+    del doc["spec"]["template"]["priorityClassName"]
+    unnamed = from_object(doc, PodCliqueSet)
+    plain = plan_podgangs(unnamed).gangs[0]
+    group, index, _ = next(iter(plain.pods))
+    assert "priorityClassName" not in pod_manifest(plain, group, index, unnamed, "u")["spec"]
+    # A pod's priority cannot change: another priority class makes other pods.
+    assert group.template_hash != next(iter(gang.pods))[0].template_hash

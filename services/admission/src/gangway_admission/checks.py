@@ -27,7 +27,7 @@ from gangway_contracts.grove import (
 )
 from gangway_contracts.k8s import is_dns_label, is_label_value, is_qualified_name
 from gangway_contracts.limits import Limits, over_limits
-from gangway_contracts.podspec import pod_spec_errors
+from gangway_contracts.podspec import pod_spec_errors, priority_class_of
 
 # Grove's topology domains, broadest first: the order used when no ClusterTopologyBinding
 # says otherwise (offline, or a PodCliqueSet that names none).
@@ -68,6 +68,7 @@ def check_podcliqueset(
         *update_strategy_errors(pcs),
     ]
     _topology(pcs, levels, findings)
+    findings.warnings += _clique_priorities(pcs)
     return findings
 
 
@@ -139,6 +140,21 @@ def _shown(scheduler: str | None) -> str:
 
 def _scheduler(pod_spec: msgspec.Raw) -> str:
     return canonical_name(scheduler_name_of(pod_spec) or "")
+
+
+def _clique_priorities(pcs: PodCliqueSet) -> Iterator[str]:
+    """A clique's own priority class is replaced by the PodCliqueSet's (or by none), as Grove
+    replaces it: said, so that nobody counts on it."""
+    given = pcs.spec.template.priority_class_name
+    for i, clique in enumerate(pcs.spec.template.cliques):
+        own = priority_class_of(clique.spec.pod_spec)
+        if own and own != given:
+            yield (
+                f'{field_path(*_CLIQUES, i, "spec", "podSpec", "priorityClassName")}: "{own}" '
+                f"is replaced, as Grove replaces it: every pod gets "
+                + (f'spec.template.priorityClassName ("{given}")' if given else "no priority class")
+                + "; set spec.template.priorityClassName instead"
+            )
 
 
 def _termination_delay(pcs: PodCliqueSet) -> Iterator[FieldError]:

@@ -41,7 +41,6 @@ from gangway_contracts.grove import (
     longest_instance_names,
 )
 from gangway_contracts.k8s import is_dns_label
-from gangway_contracts.podspec import priority_class_of
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
 
@@ -248,10 +247,8 @@ def prepare_pod(version: WorkloadVersion | None) -> PreparePod:
     def prepare(pod: Manifest, podgang: PodGang, podgroup: str) -> Manifest:
         spec: dict[str, Any] = {"schedulerName": NAME}
         if version in WITH_PODGROUPS:
+            # Its priority class is its group's: podgang gives every pod the PodCliqueSet's.
             spec["schedulingGroup"] = {"podGroupName": gang_object_name(podgang, podgroup)}
-            # At its pod group's priority, or kube-scheduler refuses it (Grove gives every
-            # pod the PodCliqueSet's priority class too).
-            spec |= _priority(podgang)
         elif version == "v1alpha1":
             spec["workloadRef"] = {
                 "name": gang_object_name(podgang, podgang.metadata.name),
@@ -299,21 +296,4 @@ def validate(
         if count > MAX_POD_GROUPS
     )
     errors += not_dns_labels("Workload pod group name", longest_instance_names(pcs))
-    errors += _priorities_apart(pcs)
     return errors, unsupported
-
-
-def _priorities_apart(pcs: PodCliqueSet) -> list[FieldError]:
-    """A clique's own priority class where the PodCliqueSet names none: its pods would not be
-    at their pod group's priority, and kube-scheduler refuses every one of them."""
-    if pcs.spec.template.priority_class_name:
-        return []  # every pod gets the PodCliqueSet's (as Grove gives it)
-    return [
-        FieldError(
-            field=f"spec.template.cliques[{i}].spec.podSpec.priorityClassName",
-            reason=f'"{name}": the default scheduler places a pod group at one priority, '
-            "its own; set spec.template.priorityClassName instead (every pod gets it)",
-        )
-        for i, clique in enumerate(pcs.spec.template.cliques)
-        if (name := priority_class_of(clique.spec.pod_spec))
-    ]

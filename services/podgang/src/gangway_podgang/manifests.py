@@ -178,6 +178,11 @@ def pod_manifest(
         {"name": labels.PODGANG_PENDING_CREATION_GATE},
     ]
     _discoverable(spec, gang, group, index, pcs)
+    # Every pod at the PodCliqueSet's priority, a clique's own replaced (as Grove does;
+    # admission warns of one): the scheduler's gang and its pods are then at one priority.
+    spec.pop("priorityClassName", None)
+    if pcs.spec.template.priority_class_name:
+        spec["priorityClassName"] = pcs.spec.template.priority_class_name
     if group.waits_on:  # last, as Grove's: the template's own init containers run first
         waiting = startup.init_container(group.waits_on, pcs.metadata.namespace, startup_image)
         spec["initContainers"] = [*(spec.get("initContainers") or []), waiting]

@@ -53,15 +53,19 @@ class PlannedPodGroup:
     waits_on: Waits = ()
 
 
-def template_hash(clique: PodCliqueTemplateSpec) -> str:
-    """A short digest of what a clique's pods are made of (podSpec, labels, annotations),
-    independent of how the JSON was written: pods carry it in Grove's pod-template-hash
-    label, and a pod whose label differs was made from an older template."""
-    made_of = {
+def template_hash(clique: PodCliqueTemplateSpec, priority_class: str | None = None) -> str:
+    """A short digest of what a clique's pods are made of (podSpec, labels, annotations,
+    the PodCliqueSet's priority class), independent of how the JSON was written: pods carry
+    it in Grove's pod-template-hash label, and a pod whose label differs was made from an
+    older template. A pod's priority cannot change, so a new priority class makes new pods,
+    as Grove's hash holds it too."""
+    made_of: dict[str, object] = {
         "podSpec": msgspec.json.decode(clique.spec.pod_spec),
         "labels": clique.labels,
         "annotations": clique.annotations,
     }
+    if priority_class:  # only when named: the pods of a PodCliqueSet without one keep theirs
+        made_of["priorityClassName"] = priority_class
     return hashlib.sha256(msgspec.json.encode(made_of, order="sorted")).hexdigest()[:16]
 
 
@@ -196,7 +200,7 @@ def plan_podgangs(
     scaled_to = scales or {}
     cliques = {c.name: (i, c) for i, c in enumerate(template.cliques)}
     grouped = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
-    digests = {c.name: template_hash(c) for c in template.cliques}
+    digests = {c.name: template_hash(c, template.priority_class_name) for c in template.cliques}
     # What one replica of each scaling group is made of (Grove's GROVE_PCSG_TEMPLATE_NUM_PODS).
     group_pods = {
         g.name: sum(cliques[n][1].spec.replicas for n in g.clique_names if n in cliques)
