@@ -22,6 +22,7 @@ from gangway_localcluster.nodes import RACK_LABEL
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import (
     PLACED_WITHIN,
+    a_higher_priority_gang_preempts_a_placed_one,
     bound,
     events_about,
     gang_said,
@@ -464,35 +465,9 @@ async def test_whatif_copies_the_nodes_of_a_cluster(
 async def test_a_higher_priority_gang_takes_a_placed_gangs_room_whole(
     api: ApiClient, namespace: str, nodes: Nodes
 ) -> None:
-    """Priority classes on the PodCliqueSets (`spec.template.priorityClassName`): the pod
-    groups and their pods are at that priority (else kube-scheduler refuses every pod), and a
-    higher-priority gang preempts a placed lower one whole; the lower one waits, saying it
-    was preempted (its victims' DisruptionTarget, gone within the second)."""
-    await ensure_priority_class(api, "e2e-low", 100)
-    await ensure_priority_class(api, "e2e-high", 100_000)
-    await nodes.add(2, gpus=4)
-    low = whole_gang(namespace, "low", nodes, 2, 4)
-    low["spec"]["template"]["priorityClassName"] = "e2e-low"
-    await server_side_apply(api, low, namespace)
-    await gang_where(
-        api, namespace, "low-0", lambda g: g.get("status", {}).get("phase") == "Running"
-    )
-    high = whole_gang(namespace, "high", nodes, 2, 4)
-    high["spec"]["template"]["priorityClassName"] = "e2e-high"
-    await server_side_apply(api, high, namespace)
-
-    def high_placed_low_waiting(gangs: dict[str, dict[str, Any]]) -> bool:
-        return (
-            scheduled(gangs.get("high-0", {})).get("status") == "True"
-            and scheduled(gangs.get("low-0", {})).get("reason") == "Preempted"
-        )
-
-    gangs = await eventually(
-        partial(podgangs, api, namespace), high_placed_low_waiting, PLACED_WITHIN
-    )
+    """The pod groups and their pods are at their PodCliqueSet's priority (else
+    kube-scheduler refuses every pod), and a higher-priority gang preempts a placed lower one
+    whole; the lower one waits, saying it was preempted."""
+    gangs = await a_higher_priority_gang_preempts_a_placed_one(api, namespace, nodes)
     # The victim named, in kube-scheduler's words; said until the gang is placed again.
     assert "preempting to accommodate a higher priority" in scheduled(gangs["low-0"])["message"]
-    found = await pods(api, namespace)
-    assert {p["spec"].get("priorityClassName") for p in of_gang(found, "high-0")} == {"e2e-high"}
-    assert bound(of_gang(found, "high-0")) == 2
-    assert bound(of_gang(found, "low-0")) == 0, "the lower gang holds no node: whole or nothing"
