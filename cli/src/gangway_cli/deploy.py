@@ -44,7 +44,7 @@ from nats.errors import Error as NatsError
 
 from gangway_cli import nats_reload
 from gangway_cli.cluster import WEBHOOK_CONFIGURATIONS, WEBHOOK_NAME
-from gangway_cli.inputs import read_config
+from gangway_cli.inputs import config_file, read_config
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.durables import durables
 from gangway_contracts.errors import FieldErrors
@@ -389,7 +389,9 @@ def add_arguments(deploy: argparse.ArgumentParser) -> None:
     actions = deploy.add_subparsers(dest="action", required=True)
 
     users = actions.add_parser("nats-users", help="print nats-server's authorization block")
-    users.add_argument("--config", type=Path, help="operator configuration (scheduler profiles)")
+    users.add_argument(
+        "--config", type=config_file, help="operator configuration (scheduler profiles)"
+    )
     users.add_argument("--prefix", default=DEFAULT_PREFIX, help="subject prefix")
     users.add_argument(
         "--chart",
@@ -403,14 +405,14 @@ def add_arguments(deploy: argparse.ArgumentParser) -> None:
     )
     passwords.add_argument("--namespace", required=True)
     passwords.add_argument("--secret", default=NATS_PASSWORDS_SECRET)
-    passwords.add_argument("--config", type=Path, help="operator configuration")
+    passwords.add_argument("--config", type=config_file, help="operator configuration")
     passwords.add_argument("--kubeconfig", type=Path, help="default: in-cluster or $KUBECONFIG")
     passwords.set_defaults(run=_run_nats_passwords)
 
     setup = actions.add_parser(
         "bus", help="on NATS: the streams, durable consumers and lease buckets, as configured"
     )
-    setup.add_argument("--config", type=Path, help="operator configuration")
+    setup.add_argument("--config", type=config_file, help="operator configuration")
     setup.add_argument(
         "--keep",
         action="store_true",

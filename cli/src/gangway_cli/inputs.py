@@ -3,6 +3,7 @@ PodCliqueSets, PodGangs and ClusterTopologyBindings."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,15 @@ from gangway_contracts.errors import FieldError, FieldErrors, validation_error
 from gangway_contracts.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from gangway_contracts.strict import unknown_fields
 from gangway_podgang.plan import Plan, plan_podgangs
+
+
+def config_file(value: str) -> Path:
+    """``--config``'s type: a file that is there, or the command line is wrong (exit 2,
+    argparse's one line) rather than a traceback when it is read."""
+    path = Path(value)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{value}: no such file")
+    return path
 
 
 def read_config(path: Path | None) -> SchedulerConfig:

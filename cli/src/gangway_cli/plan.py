@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gangway_cli.inputs import OFFLINE_CONFIG_HELP, Manifests, read_offline_config
+from gangway_cli.inputs import OFFLINE_CONFIG_HELP, Manifests, config_file, read_offline_config
 from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts.errors import FieldErrors
 from gangway_podgang.autoscalers import autoscalers_wanted
@@ -29,7 +29,7 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         "startup-order init container), each replica's headless Services, the "
         "PodCliques and scaling groups, and their HorizontalPodAutoscalers",
     )
-    plan.add_argument("--config", type=Path, help=OFFLINE_CONFIG_HELP)
+    plan.add_argument("--config", type=config_file, help=OFFLINE_CONFIG_HELP)
     add_output_option(plan)
     plan.set_defaults(run=run)
 

@@ -16,7 +16,7 @@ from typing import Any, get_args
 from gangway_backend_kube.translate import WORKLOAD_VERSIONS, WorkloadVersion
 from gangway_backendkit.protocol import Backend, SyncFailed
 from gangway_cli.backends import builtin_backend
-from gangway_cli.inputs import OFFLINE_CONFIG_HELP, Manifests, read_offline_config
+from gangway_cli.inputs import OFFLINE_CONFIG_HELP, Manifests, config_file, read_offline_config
 from gangway_cli.output import add_output_option, print_documents, print_errors
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
@@ -30,7 +30,7 @@ from gangway_podgang.plan import PlannedGang
 
 def add_arguments(render: argparse.ArgumentParser) -> None:
     render.add_argument("file", type=Path, help="a PodCliqueSet manifest, or PodGang manifests")
-    render.add_argument("--config", type=Path, help=OFFLINE_CONFIG_HELP)
+    render.add_argument("--config", type=config_file, help=OFFLINE_CONFIG_HELP)
     render.add_argument(
         "--workload-api",
         choices=get_args(WorkloadVersion),

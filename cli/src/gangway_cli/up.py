@@ -35,7 +35,7 @@ import yaml
 
 from gangway_admission.webhook import PATH
 from gangway_cli import cluster, rehearsal
-from gangway_cli.inputs import scheduler_section
+from gangway_cli.inputs import config_file, scheduler_section
 from gangway_cli.latecomers import LateSchedulers
 from gangway_cli.localbus import LocalBus
 from gangway_cli.services import LocalServices, services_for
@@ -91,7 +91,7 @@ def add_arguments(up: argparse.ArgumentParser) -> None:
     )
     up.add_argument(
         "--config",
-        type=Path,
+        type=config_file,
         default=None,
         help="operator configuration (scheduler profiles); default: default-scheduler, with "
         "gang scheduling where the Workload API is served, plus every other backend whose "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gangway_admission.verdict import AskBackend, Policy, evaluate
 from gangway_cli.backends import builtin_backend
-from gangway_cli.inputs import OFFLINE_CONFIG_HELP, Manifests, read_offline_config
+from gangway_cli.inputs import OFFLINE_CONFIG_HELP, Manifests, config_file, read_offline_config
 from gangway_cli.output import print_errors
 from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import SchedulerConfig
@@ -30,7 +30,7 @@ def add_arguments(validate: argparse.ArgumentParser) -> None:
         type=Path,
         help="PodCliqueSet manifests (- for stdin); a ClusterTopologyBinding may sit beside them",
     )
-    validate.add_argument("--config", type=Path, help=OFFLINE_CONFIG_HELP)
+    validate.add_argument("--config", type=config_file, help=OFFLINE_CONFIG_HELP)
     validate.add_argument("--old", type=Path, help="the version it replaces: check it as an update")
     validate.set_defaults(run=run)
 

@@ -177,3 +177,17 @@ def test_a_file_without_a_podcliqueset_is_said(
     code, _, err = validate(capsys, write(tmp_path, "a.yaml", BINDING))
     assert code == 1
     assert err == [f"{tmp_path / 'a.yaml'}: expected a PodCliqueSet, found none"]
+
+
+@pytest.mark.parametrize(
+    "command", [["validate"], ["plan"], ["render"], ["deploy", "nats-users"], ["up"]]
+)
+def test_a_config_file_that_is_not_there_is_a_wrong_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """Exit 2 and one line naming the option, not a traceback when the file is read."""
+    missing = str(tmp_path / "operator.yaml")
+    with pytest.raises(SystemExit) as ended:
+        main([*command, "--config", missing, write(tmp_path, "w.yaml", inference())])
+    assert ended.value.code == 2
+    assert f"argument --config: {missing}: no such file" in capsys.readouterr().err
