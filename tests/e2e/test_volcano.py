@@ -19,6 +19,7 @@ from gangway_localcluster.volcano import DEFAULT_QUEUE, SCHEDULER_NAME
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
     bound_by_clique,
+    gang_where,
     gpu_workload_on,
     leader_and_workers,
     made_again_under_its_names_stays_whole,
@@ -28,6 +29,7 @@ from tests.e2e.workloads import (
     rolled_within_its_budget,
     running,
     scaled_up_down_and_deleted,
+    scheduled,
     stays_unbound,
     ungated,
     whole_gang,
@@ -113,7 +115,8 @@ async def test_a_queue_at_its_capability_holds_the_second_gang_back_whole(
     api: ApiClient, namespace: str, nodes: Nodes, small_queue: str
 ) -> None:
     """Two gangs of four 4-GPU pods with room for both on the nodes, in a queue that may
-    hold one: one runs whole, the other gets no node until the queue grows."""
+    hold one: one runs whole, the other gets no node until the queue grows, and says
+    OverQuota (vc-scheduler keeps it out of the queue: its PodGroup's minResources)."""
     await nodes.add(8, gpus=4)
     pcs = on_volcano(whole_gang(namespace, "trainer", nodes, 4, 4, replicas=2))
     pcs["metadata"].setdefault("annotations", {})[QUEUE_KEY] = small_queue
@@ -125,7 +128,13 @@ async def test_a_queue_at_its_capability_holds_the_second_gang_back_whole(
 
     found = await eventually(partial(pods, api, namespace), one_gang_running, PLACED_WITHIN)
     waiting = next(g for g in ("trainer-0", "trainer-1") if running(of_gang(found, g)) == 0)
-    assert (await live(api, podgroup(waiting), namespace))["spec"]["queue"] == small_queue
+    group = await live(api, podgroup(waiting), namespace)
+    assert group["spec"]["queue"] == small_queue
+    assert group["spec"]["minResources"] == {"nvidia.com/gpu": "16"}
+    gang = await gang_where(
+        api, namespace, waiting, lambda g: scheduled(g).get("reason") == "OverQuota"
+    )
+    assert f"out of queue {small_queue}" in scheduled(gang)["message"]
     await stays_unbound(api, namespace, f"{waiting}-")
 
     grow = {"spec": {"capability": {"nvidia.com/gpu": "32"}}}

@@ -32,6 +32,7 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
         "scheduling.x-k8s.io/podgroups": LIST_WATCH,
         "scheduling.sigs.k8s.io/podgroups": LIST_WATCH,
         "scheduling.volcano.sh/podgroups": LIST_WATCH,
+        "scheduling.volcano.sh/queues": LIST_WATCH,
     },
     "gangway-podgang": {
         "/pods": frozenset({"create", "patch", "delete"}),

@@ -48,13 +48,14 @@ def test_kai_without_room_is_unschedulable_and_a_podgroup_it_never_held_says_not
 
 def volcano_podgroup(phase: str, *conditions: tuple[str, str, str, str]) -> dict[str, Any]:
     return {
+        "spec": {"queue": "team", "minResources": {"nvidia.com/gpu": "16"}},
         "status": {
             "phase": phase,
             "conditions": [
                 {"type": t, "status": "True", "reason": r, "message": m, "lastTransitionTime": at}
                 for t, r, m, at in conditions
             ],
-        }
+        },
     }
 
 
@@ -68,6 +69,32 @@ def test_volcano_says_the_newest_condition_and_leaves_too_few_pods_to_podgang() 
     assert volcano.view_of(volcano_podgroup("Inqueue", no_room, placed)) is None
     assert volcano.view_of(volcano_podgroup("Pending", gated)) is None
     assert volcano.view_of(volcano_podgroup("Running", no_room)) is None
+
+
+def test_volcano_keeping_a_gang_out_of_a_capped_queue_is_over_quota() -> None:
+    """Refused by the enqueue action: Pending, in no-room words. Over quota where the queue
+    caps a resource the gang's minimum asks for; no room where it caps none."""
+    no_room = ("Unschedulable", "NotEnoughResources", "4/4 tasks in gang unschedulable", "t2")
+    capped = {
+        "spec": {"capability": {"nvidia.com/gpu": "16", "cpu": "8"}},
+        "status": {"allocated": {"nvidia.com/gpu": "16"}},
+    }
+    found = volcano.view_of(volcano_podgroup("Pending", no_room), capped)
+    assert found == why.Verdict(
+        "OverQuota",
+        "Volcano keeps the gang out of queue team: its minimum (nvidia.com/gpu 16) does not "
+        "fit in the queue's capability (nvidia.com/gpu 16; taken: nvidia.com/gpu 16) "
+        "(PodGroup Pending, not enqueued)",
+    )
+    uncapped: list[dict[str, Any] | None] = [{"spec": {"capability": {"cpu": "8"}}}, {}, None]
+    for queue in uncapped:
+        found = volcano.view_of(volcano_podgroup("Pending", no_room), queue)
+        assert found is not None
+        assert found.reason == "Unschedulable"
+        assert "is more than the cluster has free" in found.message
+    assert volcano.view_of(volcano_podgroup("Inqueue", no_room), capped) == why.Verdict(
+        "Unschedulable", "4/4 tasks in gang unschedulable"
+    ), "let into its queue: no room"
 
 
 def podgang() -> PodGang:

@@ -16,7 +16,9 @@ from gangway_contracts.codec import from_object
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.rpc import PodsPrepared, PreparePodsRequest, ValidateRequest
+from gangway_podgang.manifests import podgang_manifest
 from gangway_podgang.plan import plan_podgangs
+from tests.support.manifests import fixture
 from tests.support.strategies import podcliquesets
 from tests.unit.backends.builders import pod, podcliqueset, podgang
 
@@ -194,3 +196,23 @@ def test_the_profile_configuration_reaches_the_backend() -> None:
     assert (backend.config.scheduler_name, backend.config.default_queue) == ("vc", "b")
     assert config.resolve("vc") == "volcano"
     assert translate.resolve_queue(podcliqueset([{"name": "a"}]), backend.config).name == "b"
+
+
+def test_the_podgroup_asks_for_what_the_gangs_minimum_needs() -> None:
+    """minResources: each podgroup's minimum pods' requests (vc-scheduler's enqueue weighs
+    them against the queue's capability)."""
+    pcs = from_object(fixture("podcliquesets/disaggregated-inference.yaml"), PodCliqueSet)
+    base, scaled = (
+        from_object(podgang_manifest(gang, pcs, "volcano"), PodGang)
+        for gang in plan_podgangs(pcs).gangs[:2]
+    )
+    # router 2 x (2 CPUs, 4Gi); prefill-0: 1 + 2 pods of 8 GPUs; decode-0 asks for nothing
+    assert translate.podgroup(base, "q", pcs)["spec"]["minResources"] == {
+        "cpu": "4",
+        "memory": str(8 << 30),
+        "nvidia.com/gpu": "24",
+    }
+    assert translate.podgroup(scaled, "q", pcs)["spec"]["minResources"] == {"nvidia.com/gpu": "24"}
+    assert "minResources" not in translate.podgroup(base, "q")["spec"], "no PodCliqueSet known"
+    foreign = podgang(("elsewhere-0-x", 1))
+    assert "minResources" not in translate.podgroup(foreign, "q", pcs)["spec"]

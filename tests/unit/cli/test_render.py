@@ -187,6 +187,7 @@ def test_volcano_one_podgroup_in_the_named_queue_then_pods_as_its_tasks(
         "minMember": 3,
         "minTaskMember": {"demo-generate-0-router": 1, "demo-generate-0-decoder": 2},
         "queue": "default",
+        "minResources": {"cpu": "5"},  # the router's 1, two decoders' 2 each
     }
     tasks = [p["metadata"]["annotations"]["volcano.sh/task-spec"] for p in pods]
     assert sorted(tasks) == ["demo-generate-0-decoder"] * 4 + ["demo-generate-0-router"]

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gangway_contracts.podspec import pod_spec_errors, quantity
+from gangway_contracts.podspec import pod_requests, pod_spec_errors, quantity
 
 REPO = Path(__file__).resolve().parents[3]
 # The test fixtures and the demo's samples.
@@ -136,3 +136,25 @@ def test_a_node_name_and_a_bad_environment_variable_name_are_refused() -> None:
         f'{AT}.containers[0].env[1].name: Invalid value: "A=B": an environment variable name '
         "is printable ASCII characters other than '='",
     ]
+
+
+def test_a_pods_requests_are_counted_as_the_scheduler_counts_them() -> None:
+    """Containers and sidecars summed (a limit where no request is given), an init
+    container's own when larger (beside the sidecars started before it), plus overhead."""
+    spec = {
+        "containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
+            {"name": "b", "resources": {"limits": {"nvidia.com/gpu": "4", "cpu": "1"}}},
+        ],
+        "initContainers": [
+            {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}},
+            {"name": "load", "resources": {"requests": {"memory": "3Gi", "cpu": "100m"}}},
+        ],
+        "overhead": {"cpu": "250m"},
+    }
+    assert pod_requests(msgspec.json.encode(spec)) == {
+        "cpu": Decimal("2.75"),  # 0.5 + 1 + the sidecar's 1, + overhead 0.25
+        "memory": Decimal(3 << 30),  # the init container's 3Gi, more than the containers' 1Gi
+        "nvidia.com/gpu": Decimal(4),
+    }
+    assert pod_requests(b'{"containers": [{"name": "x"}]}') == {}

@@ -140,7 +140,7 @@ class PodGangHandler:
         self.journal = JournalWriter(ctx.js, ctx.subjects, backend_user(backend.name))
         # The BackendSynced this backend last wrote to each PodGang, until the store shows it.
         self.said: OwnWrites[ObjectKey, Condition] = OwnWrites()
-        self.views = SchedulerViews(backend, ctx.kube)
+        self.views = SchedulerViews(backend, ctx.kube, ctx.record)
 
     @property
     def durable(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from gangway_backendkit.manifest import Manifest
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -15,13 +15,23 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
+from gangway_contracts.subjects import ObjectKey
 from gangway_contracts.why import Verdict
 from gangway_runtime.consumer import Transient
 
 if TYPE_CHECKING:
     from gangway_backendkit.context import BackendContext
 
-__all__ = ["Backend", "Capabilities", "Manifest", "NotYet", "SyncFailed", "Synced", "Verdict"]
+__all__ = [
+    "Backend",
+    "Capabilities",
+    "Manifest",
+    "NotYet",
+    "SyncFailed",
+    "Synced",
+    "Verdict",
+    "ViewsMore",
+]
 
 
 @dataclass(frozen=True)
@@ -97,3 +107,16 @@ class Backend(Protocol):
     ) -> ValidateReply:
         """Admit or reject a PodCliqueSet for this scheduler. ``ctx`` is None offline
         (``gangway render``): checks that need the cluster are skipped and said in warnings."""
+
+
+@runtime_checkable
+class ViewsMore(Protocol):
+    """A backend whose ``scheduler_view`` also reads objects that are no gang's own (a
+    queue the gang's object names): the kit reads them from the mirror and hands them over
+    beside the gang's, under their kind. Optional: a backend without it sees only its
+    gang's objects."""
+
+    def view_also(
+        self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> Sequence[ObjectKey]:
+        """The mirrored objects the view of ``podgang`` needs besides ``objects``."""

@@ -6,13 +6,13 @@ first holds a gang back: a gang placed at once costs no write."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 import msgspec
 
 from gangway_backendkit import metrics
-from gangway_backendkit.protocol import Backend
+from gangway_backendkit.protocol import Backend, ViewsMore
 from gangway_contracts import labels, why
 from gangway_contracts.grove import PodGang
 from gangway_contracts.k8s import Condition
@@ -64,9 +64,15 @@ def _same(said: Condition, wanted: Condition) -> bool:
 class SchedulerViews:
     """Tells each PodGang what its scheduler's objects say, once per change."""
 
-    def __init__(self, backend: Backend, kube: Kube) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        kube: Kube,
+        read: Callable[[ObjectKey], Awaitable[ObjectRecord | None]],
+    ) -> None:
         self.backend = backend
         self.kube = kube
+        self.read = read  # a mirrored object, from the store (no API read)
         # The condition last written to each PodGang, until the store shows it: a second
         # message about the same objects before then writes nothing again.
         self.told: OwnWrites[ObjectKey, Condition] = OwnWrites()
@@ -87,6 +93,7 @@ class SchedulerViews:
         if placed is not None and placed.status == "True":
             view = None  # whatever a scheduler's objects still say (KAI keeps its last)
         elif objects:
+            await self._also(podgang, objects)
             view = self.backend.scheduler_view(podgang, objects)
         else:
             return  # nothing new from the scheduler
@@ -109,3 +116,12 @@ class SchedulerViews:
             condition.reason,
             condition.message,
         )
+
+    async def _also(self, podgang: PodGang, objects: dict[str, list[dict[str, Any]]]) -> None:
+        """What else the backend's view reads (``ViewsMore``), as the store holds it."""
+        if not isinstance(self.backend, ViewsMore):
+            return
+        for key in self.backend.view_also(podgang, objects):
+            record = await self.read(key)
+            if record is not None and not record.deleted:
+                objects.setdefault(key.kind, []).append(msgspec.json.decode(record.object))

@@ -68,6 +68,7 @@ class _Env(_View, kw_only=True):
 class _Container(_View, kw_only=True):
     name: str = ""
     image: str = ""
+    restart_policy: str | None = None  # "Always" on an init container: a sidecar
     ports: list[_Port] = []
     resources: _Resources = msgspec.field(default_factory=_Resources)
     volume_mounts: list[_Mount] = []
@@ -84,6 +85,7 @@ class _PodSpec(_View, kw_only=True):
     volumes: list[_Volume] = []
     restart_policy: str | None = None
     node_name: str = ""
+    overhead: dict[str, Quantity] = {}
 
 
 def quantity(value: Quantity) -> Decimal | None:
@@ -230,3 +232,34 @@ class _PriorityOnly(msgspec.Struct, rename="camel"):
 def priority_class_of(pod_spec: msgspec.Raw) -> str | None:
     """A raw podSpec's priorityClassName, decoding nothing else of it."""
     return msgspec.json.decode(pod_spec, type=_PriorityOnly).priority_class_name
+
+
+def pod_requests(pod_spec: msgspec.Raw | bytes) -> dict[str, Decimal]:
+    """What a pod made from ``pod_spec`` asks of a node, as the scheduler counts it: its
+    containers' and sidecars' requests summed (a limit stands for a request not given, as
+    the API server defaults it), or an init container's when larger, plus the overhead.
+    Quantities that do not parse count as none (admission refuses them)."""
+    spec = msgspec.json.decode(pod_spec, type=_PodSpec)
+
+    def asked(container: _Container) -> dict[str, Decimal]:
+        given = {**container.resources.limits, **container.resources.requests}
+        return {name: q for name, value in given.items() if (q := quantity(value)) is not None}
+
+    def add(into: dict[str, Decimal], more: dict[str, Decimal]) -> None:
+        for name, value in more.items():
+            into[name] = into.get(name, Decimal(0)) + value
+
+    running: dict[str, Decimal] = {}
+    for container in spec.containers:
+        add(running, asked(container))
+    total = dict(running)
+    sidecars: dict[str, Decimal] = {}
+    for init in spec.init_containers:
+        if init.restart_policy == "Always":  # runs beside the containers from its start
+            add(sidecars, asked(init))
+            add(total, asked(init))
+            continue
+        for name, value in asked(init).items():  # runs alone, beside the sidecars before it
+            total[name] = max(total.get(name, Decimal(0)), value + sidecars.get(name, 0))
+    add(total, {n: q for n, v in spec.overhead.items() if (q := quantity(v)) is not None})
+    return total

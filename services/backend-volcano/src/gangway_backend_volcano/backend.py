@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gangway_backend_volcano import translate, view
-from gangway_backend_volcano.builtin import NAME, VOLCANO_PODGROUPS, VolcanoConfig
+from gangway_backend_volcano.builtin import NAME, VOLCANO_PODGROUPS, VOLCANO_QUEUES, VolcanoConfig
 from gangway_backend_volcano.translate import PODGROUPS, QUEUES
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.converge import gang_object_name
@@ -24,6 +24,7 @@ from gangway_contracts.rpc import (
     ValidateReply,
     ValidateRequest,
 )
+from gangway_contracts.subjects import ObjectKey
 from gangway_runtime.kube import ApiResource
 
 
@@ -56,7 +57,7 @@ class VolcanoBackend(KeepsResources):
     def resources(self, podgang: PodGang, podcliqueset: PodCliqueSet | None) -> list[Manifest]:
         if podcliqueset is None:
             raise SyncFailed("PodCliqueSetMissing", "the queue comes from the PodCliqueSet")
-        return [translate.podgroup(podgang, self._queue(podcliqueset))]
+        return [translate.podgroup(podgang, self._queue(podcliqueset), podcliqueset)]
 
     def write_as(self, manifest: Manifest) -> Write:
         return Write(PODGROUPS, keep=translate.keep_queue)
@@ -78,7 +79,16 @@ class VolcanoBackend(KeepsResources):
         self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
     ) -> why.Verdict | None:
         podgroups = objects.get(VOLCANO_PODGROUPS.kind)
-        return view.view_of(podgroups[-1]) if podgroups else None
+        queues = objects.get(VOLCANO_QUEUES.kind)
+        return view.view_of(podgroups[-1], queues[-1] if queues else None) if podgroups else None
+
+    def view_also(
+        self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> list[ObjectKey]:
+        """The Queue the gang's PodGroup is in: its capability tells quota from room."""
+        podgroups = objects.get(VOLCANO_PODGROUPS.kind)
+        queue = ((podgroups[-1].get("spec") or {}).get("queue")) if podgroups else None
+        return [ObjectKey(VOLCANO_QUEUES.kind, NAME, "", queue)] if queue else []
 
     async def validate_podcliqueset(
         self, request: ValidateRequest, ctx: BackendContext | None

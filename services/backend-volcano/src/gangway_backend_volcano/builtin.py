@@ -9,7 +9,7 @@ from pydantic import field_validator
 from gangway_contracts.backend_config import NamedSchedulerConfig
 from gangway_contracts.builtin import BuiltinBackend, always
 from gangway_contracts.k8s import is_dns_subdomain
-from gangway_contracts.mirrored import backend_resource
+from gangway_contracts.mirrored import MirroredResource, backend_resource
 
 NAME: Final = "volcano"  # its profile name: the table's key
 
@@ -32,6 +32,17 @@ class VolcanoConfig(NamedSchedulerConfig):
 
 
 VOLCANO_PODGROUPS: Final = backend_resource(NAME, "podgroups", "scheduling.volcano.sh", "v1beta1")
+# Every Queue (cluster-scoped, few, Volcano's or the platform team's own): whether a gang's
+# queue has a capability tells a gang over its quota from one with no room (view.py). The
+# backend's consumer sees a Queue change too, finds no PodGang of its name and does nothing.
+VOLCANO_QUEUES: Final = MirroredResource(
+    kind="queues.scheduling.volcano.sh",
+    group="scheduling.volcano.sh",
+    versions=("v1beta1",),
+    plural="queues",
+    namespaced=False,
+    backend=NAME,
+)
 
 
 BACKEND: Final = BuiltinBackend(
@@ -39,5 +50,5 @@ BACKEND: Final = BuiltinBackend(
     config=VolcanoConfig,
     service="gangway_backend_volcano",
     factory="gangway_backend_volcano.backend:VolcanoBackend.from_config",
-    mirrored=always(VOLCANO_PODGROUPS),
+    mirrored=always(VOLCANO_PODGROUPS, VOLCANO_QUEUES),
 )

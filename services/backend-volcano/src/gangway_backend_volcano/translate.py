@@ -23,6 +23,9 @@ the newer form and refuses older Volcano. Later releases still read ``minTaskMem
 
 from __future__ import annotations
 
+import math
+import re
+from decimal import Decimal
 from typing import Any, Final
 
 from gangway_backend_volcano.builtin import NAME, VolcanoConfig
@@ -34,7 +37,8 @@ from gangway_backendkit.protocol import Manifest
 from gangway_backendkit.queues import Queue
 from gangway_contracts import labels
 from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.grove import PodCliqueSet, PodCliqueTemplateSpec, PodGang
+from gangway_contracts.podspec import pod_requests
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
 
@@ -66,13 +70,59 @@ def min_member(podgang: PodGang) -> int:
     return max(1, sum(group.min_replicas for group in podgang.spec.podgroups))
 
 
-def podgroup(podgang: PodGang, queue: str) -> Manifest:
-    """The Volcano PodGroup for a PodGang, in ``queue``."""
+def clique_of(podgang: PodGang, pcs: PodCliqueSet, podgroup_name: str) -> PodCliqueTemplateSpec:
+    """The clique template a podgroup's pods are made from, by Grove's names:
+    ``<pcs>-<replica>-<clique>``, or ``<pcs>-<replica>-<group>-<index>-<clique>`` in a
+    scaling group. KeyError for a podgroup of no clique (a PodGang not Gangway's own)."""
+    replica = podgang.metadata.labels.get(labels.PCS_REPLICA_INDEX, "")
+    rest = podgroup_name.removeprefix(f"{pcs.metadata.name}-{replica}-")
+    template = pcs.spec.template
+    grouped = {c: g.name for g in template.pod_clique_scaling_groups for c in g.clique_names}
+    for clique in template.cliques:
+        group = grouped.get(clique.name)
+        if group is None and rest == clique.name:
+            return clique
+        if group is not None and re.fullmatch(
+            rf"{re.escape(group)}-\d+-{re.escape(clique.name)}", rest
+        ):
+            return clique
+    raise KeyError(podgroup_name)
+
+
+def min_resources(podgang: PodGang, pcs: PodCliqueSet) -> dict[str, str]:
+    """What the gang's minimum asks of the cluster: each podgroup's minReplicas pods'
+    requests, summed (as Volcano's own job controller fills ``minResources``). vc-scheduler's
+    enqueue weighs it against the queue's capability and keeps a gang that would exceed it
+    ``Pending``, out of the queue, saying so; without it every gang is let in and fails to
+    be placed in the words used for no room."""
+    total: dict[str, Decimal] = {}
+    for group in podgang.spec.podgroups:
+        try:
+            asked = pod_requests(clique_of(podgang, pcs, group.name).spec.pod_spec)
+        except KeyError:
+            return {}  # not all known: no minimum rather than a wrong one
+        for name, value in asked.items():
+            total[name] = total.get(name, Decimal(0)) + value * group.min_replicas
+    return {name: _quantity(value) for name, value in sorted(total.items()) if value > 0}
+
+
+def _quantity(value: Decimal) -> str:
+    """A quantity as Kubernetes writes it: whole units, else thousandths rounded up."""
+    if value == value.to_integral_value():
+        return str(int(value))
+    return f"{math.ceil(value * 1000)}m"
+
+
+def podgroup(podgang: PodGang, queue: str, pcs: PodCliqueSet | None = None) -> Manifest:
+    """The Volcano PodGroup for a PodGang, in ``queue``; its minimum's resources from the
+    PodCliqueSet's cliques."""
     spec: dict[str, Any] = {
         "minMember": min_member(podgang),
         "minTaskMember": {g.name: g.min_replicas for g in podgang.spec.podgroups},
         "queue": queue,
     }
+    if pcs is not None and (needed := min_resources(podgang, pcs)):
+        spec["minResources"] = needed
     if podgang.spec.priority_class_name:
         spec["priorityClassName"] = podgang.spec.priority_class_name
     return {

@@ -4,8 +4,15 @@ vc-scheduler puts an ``Unschedulable`` condition on the PodGroup when a session 
 place the gang (``NotEnoughResources``, with its own words: "2/4 tasks in gang
 unschedulable: …"), and a ``Scheduled`` one once it did; the newest says how it stands.
 ``NotEnoughTasks`` (fewer pods than the minimum, e.g. while they are gated) is podgang's
-to say: the gang is not the scheduler's yet. A queue at its capability is said the same
-way as no room (``NotEnoughResources``); only an Event names the quota (docs/backends.md).
+to say: the gang is not the scheduler's yet.
+
+Each session's ``enqueue`` action first weighs a PodGroup's ``minResources`` against what
+its queue may still take — the queue's ``capability`` where it has one, else the whole
+cluster (``proportion``, ``capacity``) — and a gang refused there stays ``Pending``, never
+let into the queue, its condition in the same words as no room (``NotEnoughResources``; its
+Event, "queue resource quota insufficient", is not mirrored). So a Pending gang whose
+queue caps a resource its minimum asks for is over its quota (``OverQuota``, with the
+queue's numbers), and one whose queue caps none of them has no room (``Unschedulable``).
 """
 
 from __future__ import annotations
@@ -19,9 +26,14 @@ UNSCHEDULABLE: Final = "Unschedulable"
 # Too few pods to try the gang: not a verdict on the gang.
 NOT_TRIED: Final = frozenset({"NotEnoughTasks", "NotEnoughPodsOfTask"})
 PLACED_PHASES: Final = frozenset({"Running", "Completed"})
+# Not let into its queue by the enqueue action.
+NOT_ENQUEUED: Final = "Pending"
 
 
-def view_of(podgroup: Mapping[str, Any]) -> why.Verdict | None:
+def view_of(
+    podgroup: Mapping[str, Any], queue: Mapping[str, Any] | None = None
+) -> why.Verdict | None:
+    """``queue``: the PodGroup's Queue as mirrored (None: not known)."""
     status = podgroup.get("status") or {}
     if status.get("phase") in PLACED_PHASES:
         return None
@@ -34,4 +46,37 @@ def view_of(podgroup: Mapping[str, Any]) -> why.Verdict | None:
     if newest.get("reason") in NOT_TRIED:
         return None
     words = str(newest.get("message") or newest.get("reason") or "")
+    spec = podgroup.get("spec") or {}
+    if status.get("phase") == NOT_ENQUEUED:
+        needed: Mapping[str, Any] = spec.get("minResources") or {}
+        queue_spec = (queue or {}).get("spec") or {}
+        capped = {n: v for n, v in (queue_spec.get("capability") or {}).items() if n in needed}
+        if capped:
+            return why.Verdict(why.OVER_QUOTA, _over_quota(spec, needed, capped, queue or {}))
+        return why.Verdict(
+            why.UNSCHEDULABLE,
+            f"Volcano keeps the gang out of queue {spec.get('queue')}: its minimum "
+            f"({_listed(needed)}) is more than the cluster has free (PodGroup Pending, "
+            f"not enqueued); {words}",
+        )
     return why.Verdict(why.UNSCHEDULABLE, words or "Volcano cannot place the gang")
+
+
+def _over_quota(
+    spec: Mapping[str, Any],
+    needed: Mapping[str, Any],
+    capped: Mapping[str, Any],
+    queue: Mapping[str, Any],
+) -> str:
+    allocated = ((queue.get("status") or {}).get("allocated")) or {}
+    taken = {n: allocated[n] for n in capped if n in allocated}
+    return (
+        f"Volcano keeps the gang out of queue {spec.get('queue')}: its minimum "
+        f"({_listed(needed)}) does not fit in the queue's capability ({_listed(capped)}"
+        + (f"; taken: {_listed(taken)}" if taken else "")
+        + ") (PodGroup Pending, not enqueued)"
+    )
+
+
+def _listed(resources: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name} {value}" for name, value in resources.items()) or "nothing named"
