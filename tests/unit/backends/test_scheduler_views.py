@@ -3,14 +3,21 @@ and when the backend kit writes it on the PodGang (only when it changes)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
+
+import msgspec
 
 from gangway_backend_kai import view as kai
 from gangway_backend_volcano import view as volcano
-from gangway_backendkit.view import CLEARED, wanted
+from gangway_backend_volcano.backend import VolcanoBackend
+from gangway_backend_volcano.builtin import VOLCANO_PODGROUPS, VOLCANO_QUEUES
+from gangway_backendkit.view import CLEARED, SchedulerViews, wanted
 from gangway_contracts import why
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodGang
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.subjects import ObjectKey
+from gangway_runtime.kube import Kube
 from tests.support.simulated_cluster import with_condition
 
 OVER_LIMIT = {
@@ -116,3 +123,38 @@ def test_the_kit_writes_a_view_once_and_clears_it_once() -> None:
     assert (cleared.status, cleared.reason, cleared.message) == ("False", "NotBlocked", CLEARED)
     done = with_condition(blocked, why.SCHEDULER_BLOCKED, False, why.NOT_BLOCKED, CLEARED)
     assert wanted(done, None) is None
+
+
+async def test_the_kit_hands_a_view_the_gangs_queue_from_the_mirror() -> None:
+    """Volcano's view also reads the gang's Queue (``ViewsMore.view_also``): the kit reads
+    it from the store by key and hands it over under its kind; a queue the store does not
+    hold leaves the view with the PodGroup alone."""
+    backend = VolcanoBackend()
+    group = volcano_podgroup("Pending", ("Unschedulable", "NotEnoughResources", "0/4", "t"))
+    queue = {"metadata": {"name": "team"}, "spec": {"capability": {"nvidia.com/gpu": "16"}}}
+    stored = {
+        ObjectKey(VOLCANO_QUEUES.kind, "volcano", "", "team"): ObjectRecord(
+            kind=VOLCANO_QUEUES.kind,
+            namespace="",
+            name="team",
+            uid="u",
+            resource_version="1",
+            observed_at="t",
+            object=msgspec.Raw(msgspec.json.encode(queue)),
+        )
+    }
+
+    async def read(key: ObjectKey) -> ObjectRecord | None:
+        return stored.get(key)
+
+    views = SchedulerViews(backend, cast(Kube, None), read)
+    objects: dict[str, list[dict[str, Any]]] = {VOLCANO_PODGROUPS.kind: [group]}
+    await views._also(podgang(), objects)
+    assert objects[VOLCANO_QUEUES.kind] == [queue]
+    said = backend.scheduler_view(podgang(), objects)
+    assert said is not None
+    assert said.reason == "OverQuota"
+    stored.clear()
+    alone: dict[str, list[dict[str, Any]]] = {VOLCANO_PODGROUPS.kind: [group]}
+    await views._also(podgang(), alone)
+    assert list(alone) == [VOLCANO_PODGROUPS.kind]
