@@ -27,6 +27,10 @@ COMMANDS: Final = {
     "deploy": ("deploy", "what an installation needs (deploy/)"),
     "trace": ("trace", "a PodCliqueSet's timeline from the journal, and its trace id"),
     "whatif": ("whatif", "would a PodCliqueSet be placed, and where: on a local copy of the nodes"),
+    "conformance": (
+        "conformance.command",
+        "does a backend and its scheduler keep GREP-375's promises: scenarios on a local cluster",
+    ),
     "why": (
         "why",
         "why a PodCliqueSet's gangs are not running, in the same words on every scheduler",
@@ -43,7 +47,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         epilog="Exit status: 0 done; 1 what was given was refused or what was needed failed "
         "(an invalid manifest, NATS or the API server unreachable), said in one line per "
         "problem; 2 the command line itself is wrong (an option, a value of one); 3 (whatif) a "
-        "gang would not be placed.",
+        "gang would not be placed, (conformance) a scenario failed.",
     )
     parser.add_argument("--version", action="version", version=f"gangway {version('gangway-cli')}")
     subparsers = parser.add_subparsers(dest="command", required=True)
