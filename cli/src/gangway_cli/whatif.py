@@ -20,25 +20,20 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from tempfile import TemporaryDirectory
 from typing import Any, Final, TextIO
 
 import msgspec
-import yaml
 
-from gangway_cli import cluster
 from gangway_cli.capacity import pools_like, read_capacity
-from gangway_cli.inputs import Manifests, read_offline_config, scheduler_section
+from gangway_cli.inputs import Manifests, read_offline_config
 from gangway_cli.manifests import read_documents
 from gangway_cli.output import print_errors
+from gangway_cli.scratch import scratch_gangway
 from gangway_cli.timeline import table
-from gangway_cli.up import local_cluster, start_gangway
 from gangway_cli.why import GangState, Workload, read
 from gangway_contracts import why
-from gangway_contracts.config import DEFAULT_SCHEDULER, load_operator_config
 from gangway_contracts.errors import FieldError, FieldErrors
 from gangway_contracts.grove import PodCliqueSet
-from gangway_localcluster.crds import gangway_crds
 from gangway_localcluster.nodes import TOPOLOGY_LABELS, NodePool
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import ApiResource, Kube, KubeError
@@ -266,13 +261,6 @@ async def _resource_of(kube: Kube, doc: dict[str, Any]) -> ApiResource:
     raise KubeError(404, "NotFound", f"{api_version} {doc.get('kind')}: not served")
 
 
-def _config(backends: list[str]) -> dict[str, Any]:
-    """Default-scheduler (gang scheduling) and the backends the workload uses: only their
-    schedulers start."""
-    others = [b for b in backends if b != DEFAULT_SCHEDULER]
-    return {"scheduler": scheduler_section(others, gang_scheduling=True)}
-
-
 def _pools(args: argparse.Namespace) -> list[NodePool]:
     if args.capacity is not None:
         return read_capacity(args.capacity)
@@ -288,28 +276,7 @@ async def _cluster_nodes(kubeconfig: Path | None) -> list[NodePool]:
 def whatif(given: Inputs, pools: list[NodePool], timeout: float, settle: float) -> list[Answer]:
     """The local cluster, Gangway on it, the workload through it; all gone on return."""
     with ExitStack() as stack:
-        state = Path(stack.enter_context(TemporaryDirectory(prefix="gangway-whatif-")))
-        config_file = state / "operator.yaml"
-        config_file.write_text(yaml.safe_dump(_config(given.backends)))
-        config = load_operator_config(config_file.read_text())
-        local = local_cluster(state, None, stack, say, nodes=NodePool(count=0), given=config)
-        if local.building():
-            raise RuntimeError(
-                f"{', '.join(local.building())} not built yet: run `make up` once to build it"
-            )
-        for pool in pools:
-            local.cp.add_nodes(pool)
-        say(f"{sum(p.count for p in pools)} nodes; starting Gangway…")
-        found = asyncio.run(cluster.prepare(local.cp.kubeconfig, gangway_crds()))
-        start_gangway(
-            stack,
-            state=state,
-            local=local,
-            kubeconfig=local.cp.kubeconfig,
-            found=found,
-            given=config,
-            config=config_file,
-        )
+        local, _ = scratch_gangway(stack, "gangway-whatif-", given.backends, say, pools)
         say("applying the workload; waiting for the scheduler's verdict…")
         answers = asyncio.run(_place(local.cp.kubeconfig, given, timeout, settle))
         say("stopping…")

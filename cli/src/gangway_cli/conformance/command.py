@@ -7,23 +7,17 @@ import asyncio
 import sys
 import time
 from contextlib import ExitStack
-from pathlib import Path
-from tempfile import TemporaryDirectory
 from typing import Final
 
-import yaml
-
-from gangway_cli import cluster
 from gangway_cli.conformance.report import FORMATS, Result, Status, show
 from gangway_cli.conformance.scenarios import SCENARIOS, promise
 from gangway_cli.conformance.stage import Stage
-from gangway_cli.inputs import read_offline_config, scheduler_section
-from gangway_cli.up import LocalCluster, local_cluster, start_gangway
-from gangway_contracts.config import DEFAULT_SCHEDULER, SchedulerConfig, load_operator_config
+from gangway_cli.inputs import read_offline_config
+from gangway_cli.scratch import scratch_gangway
+from gangway_cli.up import LocalCluster
+from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.resources import backend_resources
-from gangway_localcluster.crds import gangway_crds
 from gangway_localcluster.kai import DEFAULT_QUEUE as KAI_DEFAULT_QUEUE
-from gangway_localcluster.nodes import NodePool
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import Kube, KubeError
 
@@ -65,11 +59,6 @@ def chosen(asked: str | None) -> list[str]:
     if unknown := [n for n in names if n not in SCENARIOS]:
         raise ValueError(f"{', '.join(unknown)}: not a scenario (one of {', '.join(SCENARIOS)})")
     return names
-
-
-def _config(backend: str) -> dict[str, object]:
-    others = [backend] if backend != DEFAULT_SCHEDULER else []
-    return {"scheduler": scheduler_section(others, gang_scheduling=True)}
 
 
 async def _run_all(
@@ -114,26 +103,7 @@ def conformance(backend: str, names: list[str], args: argparse.Namespace) -> lis
     """A local cluster with the backend's scheduler, Gangway on it, each scenario in turn;
     all gone on return."""
     with ExitStack() as stack:
-        state = Path(stack.enter_context(TemporaryDirectory(prefix="gangway-conformance-")))
-        config_file = state / "operator.yaml"
-        config_file.write_text(yaml.safe_dump(_config(backend)))
-        config = load_operator_config(config_file.read_text())
-        local = local_cluster(state, None, stack, say, nodes=NodePool(count=0), given=config)
-        if local.building():
-            raise RuntimeError(
-                f"{', '.join(local.building())} not built yet: run `make up` once to build it"
-            )
-        say("starting Gangway…")
-        found = asyncio.run(cluster.prepare(local.cp.kubeconfig, gangway_crds()))
-        start_gangway(
-            stack,
-            state=state,
-            local=local,
-            kubeconfig=local.cp.kubeconfig,
-            found=found,
-            given=config,
-            config=config_file,
-        )
+        local, config = scratch_gangway(stack, "gangway-conformance-", [backend], say)
         results = asyncio.run(_run_all(local, config, backend, names, args))
         say("stopping…")
     return results
