@@ -18,6 +18,7 @@ RESULTS = [
     Result("all-or-nothing", "pass", "room for 3: none of 4 bound", 12.5),
     Result("same-name-two-namespaces", "fail", "the second: 3 of 4 bound", 13.0),
     Result("delete-cleans-up", "error", "could not run: 503", 1.0),
+    Result("podgroup-minimums", "skip", "declared unsupported: PerPodGroupMinimum", 0.1),
 ]
 
 
@@ -32,16 +33,14 @@ def test_junit_has_a_case_per_scenario_and_the_evidence_of_each_failure() -> Non
     out = io.StringIO()
     show("kai-scheduler", RESULTS, "junit", out)
     suite = ET.fromstring(out.getvalue().split("\n", 1)[1])
-    assert (suite.get("name"), suite.get("tests"), suite.get("failures"), suite.get("errors")) == (
-        "gangway-conformance.kai-scheduler",
-        "3",
-        "1",
-        "1",
-    )
+    counts = [suite.get(k) for k in ("name", "tests", "failures", "errors", "skipped")]
+    assert counts == ["gangway-conformance.kai-scheduler", "4", "1", "1", "1"]
     failed = suite.find("testcase[@name='same-name-two-namespaces']/failure")
     assert failed is not None
     assert failed.text == "the second: 3 of 4 bound"
     assert suite.find("testcase[@name='delete-cleans-up']/error") is not None
+    skipped = suite.find("testcase[@name='podgroup-minimums']/skipped")
+    assert skipped is not None, "what the backend declares it cannot do is skipped, not failed"
 
 
 def test_json_and_table_carry_the_same_results() -> None:
@@ -49,7 +48,7 @@ def test_json_and_table_carry_the_same_results() -> None:
     show("volcano", RESULTS, "json", out)
     said = json.loads(out.getvalue())
     assert said["backend"] == "volcano"
-    assert [r["status"] for r in said["results"]] == ["pass", "fail", "error"]
+    assert [r["status"] for r in said["results"]] == ["pass", "fail", "error", "skip"]
     table = io.StringIO()
     show("volcano", RESULTS, "table", table)
     assert table.getvalue().splitlines()[2].split()[:2] == ["same-name-two-namespaces", "fail"]

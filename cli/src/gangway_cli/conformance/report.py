@@ -9,7 +9,7 @@ from typing import Final, Literal, TextIO
 
 from gangway_cli.timeline import table
 
-Status = Literal["pass", "fail", "error"]
+Status = Literal["pass", "fail", "skip", "error"]
 FORMATS: Final = ("table", "json", "junit")
 
 
@@ -34,13 +34,15 @@ def show(backend: str, results: list[Result], output: str, out: TextIO) -> None:
 
 def junit(backend: str, results: list[Result]) -> str:
     """One test suite for the backend, a test case per scenario; a failure's evidence is
-    its message, an error's (the scenario could not run) too."""
+    its message, an error's (the scenario could not run) and a skip's (the backend declares
+    it cannot) too."""
     suite = ET.Element(
         "testsuite",
         name=f"gangway-conformance.{backend}",
         tests=str(len(results)),
         failures=str(sum(r.status == "fail" for r in results)),
         errors=str(sum(r.status == "error" for r in results)),
+        skipped=str(sum(r.status == "skip" for r in results)),
         time=f"{sum(r.seconds for r in results):.1f}",
     )
     for result in results:
@@ -53,6 +55,8 @@ def junit(backend: str, results: list[Result]) -> str:
         )
         if result.status == "pass":
             ET.SubElement(case, "system-out").text = result.evidence
+        elif result.status == "skip":
+            ET.SubElement(case, "skipped", message=result.evidence[:200]).text = result.evidence
         else:
             tag = "failure" if result.status == "fail" else "error"
             ET.SubElement(case, tag, message=result.evidence[:200]).text = result.evidence

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -14,6 +15,8 @@ from gangway_cli.up import LocalCluster
 from gangway_cli.whatif import decided
 from gangway_cli.why import Workload, read
 from gangway_contracts import labels
+from gangway_contracts.codec import from_object
+from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.mirrored import MirroredResource
 from gangway_localcluster.nodes import NodePool
 from gangway_runtime.kube import ApiResource, Kube, KubeError
@@ -40,6 +43,11 @@ def clique(name: str, replicas: int, minimum: int, gpus: int = 4) -> dict[str, A
     }
 
 
+class Declined(Exception):
+    """The backend declares it cannot do what the scenario asks (at admission, by field):
+    the scenario is skipped with the backend's words, not failed."""
+
+
 @dataclass
 class Stage:
     """One scenario's view of the cluster, on the backend under test."""
@@ -52,6 +60,9 @@ class Stage:
     own: list[MirroredResource]  # the backend's resources, as the watcher mirrors them
     timeout: float
     settle: float
+    # What the backend declares unsupported in a PodCliqueSet, by field (its offline
+    # admission checks): "field: feature: why" each.
+    unsupported: Callable[[PodCliqueSet], Awaitable[list[str]]]
     made: dict[str, int] = field(default_factory=dict)  # nodes per pool
     applied: list[dict[str, Any]] = field(default_factory=list)  # to delete after
 
@@ -84,6 +95,9 @@ class Stage:
         }
 
     async def apply(self, pcs: dict[str, Any]) -> None:
+        """Apply a workload; Declined when the backend declares part of it unsupported."""
+        if declared := await self.unsupported(from_object(pcs, PodCliqueSet)):
+            raise Declined("; ".join(declared))
         namespace = pcs["metadata"]["namespace"]
         made = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
         await self._apply(NAMESPACES, made)
