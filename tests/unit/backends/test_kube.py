@@ -326,3 +326,23 @@ def test_the_pod_groups_are_at_the_podgangs_priority(version: WorkloadVersion) -
     plain, plain_group = translate.resources(podgang(("pcs-0-leader", 1)), version)
     assert "priorityClassName" not in plain["spec"]["podGroupTemplates"][0]
     assert "priorityClassName" not in plain_group["spec"]
+
+
+async def test_spare_pods_beside_another_podgroup_are_said() -> None:
+    """kube-scheduler places a gang's pod groups one after another, each with every pod that
+    fits (gangway conformance's podgroup-minimums): a clique with pods beyond its
+    minAvailable, in a gang of several podgroups, is admitted and said."""
+    cliques = [
+        {"name": "leader", "spec": {"replicas": 3, "minAvailable": 1}},
+        {"name": "worker", "spec": {"replicas": 2, "minAvailable": 2}},
+    ]
+    reply = await validate(True, cliques=cliques)
+    assert reply.allowed
+    [said] = reply.unsupported
+    assert (said.field, said.feature) == (
+        "spec.template.cliques[0].spec.minAvailable",
+        "PerPodGroupMinimum",
+    )
+    assert "clique leader's pods beyond its minAvailable" in said.message
+    alone = await validate(True, cliques=cliques[:1])
+    assert alone.unsupported == [], "one podgroup alone keeps its minimum"

@@ -27,7 +27,7 @@ from functools import partial
 from typing import Any, Final, Literal
 
 from gangway_backend_kube import tree
-from gangway_backendkit.checks import without_topology
+from gangway_backendkit.checks import spare_pods_in_shared_gangs, without_topology
 from gangway_backendkit.converge import carried_metadata, gang_object_name
 from gangway_backendkit.pods import PreparePod, amend
 from gangway_backendkit.protocol import Manifest, SyncFailed
@@ -296,4 +296,22 @@ def validate(
         if count > MAX_POD_GROUPS
     )
     errors += not_dns_labels("Workload pod group name", longest_instance_names(pcs))
-    return errors, unsupported
+    return errors, unsupported + _spare_pods_first(pcs)
+
+
+def _spare_pods_first(pcs: PodCliqueSet) -> list[UnsupportedFeature]:
+    """kube-scheduler (1.37) places a gang's pod groups one after another, each with every
+    pod that fits: a clique's pods beyond its minAvailable can take the room another
+    clique's minimum needs, and then the tree is refused whole (the per-podgroup form
+    binds the first group and leaves the other waiting). Seen with `gangway conformance`'s
+    podgroup-minimums scenario. Admitted and said."""
+    return [
+        UnsupportedFeature(
+            field=field,
+            feature="PerPodGroupMinimum",
+            message=f"kube-scheduler places {gang}'s pod groups one after another, each with "
+            f"every pod that fits: clique {clique}'s pods beyond its minAvailable can take "
+            "the room another clique's minimum needs",
+        )
+        for field, clique, gang in spare_pods_in_shared_gangs(pcs)
+    ]
