@@ -30,6 +30,18 @@ UP: Final = "gangway-up"
 ESTABLISHED_WITHIN: Final = 60.0
 
 
+async def apply(kube: Kube, resource: ApiResource, doc: dict[str, Any], field_manager: str) -> None:
+    """Server-side apply of one object as ``field_manager``, taking its fields over."""
+    meta = doc["metadata"]
+    await kube.request(
+        "PATCH",
+        resource.path(meta.get("namespace", "") if resource.namespaced else "", meta["name"]),
+        [("fieldManager", field_manager), ("force", "true")],
+        body=doc,
+        content_type="application/apply-patch+yaml",
+    )
+
+
 class ClusterInUse(Exception):
     """Gangway already runs in the cluster: a second copy would act on the same objects."""
 

@@ -30,6 +30,7 @@ from gangway_backend_coscheduling.translate import PODGROUPS as COSCHEDULING_POD
 from gangway_backend_kai.translate import QUEUES
 from gangway_backend_koordinator.translate import PODGROUPS as KOORDINATOR_PODGROUPS
 from gangway_backend_volcano.translate import PODGROUPS as VOLCANO_PODGROUPS
+from gangway_cli.cluster import apply
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang
@@ -82,17 +83,6 @@ def sample(name: str, namespace: str) -> dict[str, Any]:
     doc: dict[str, Any] = yaml.safe_load(text)
     doc["metadata"]["namespace"] = namespace
     return doc
-
-
-async def apply(kube: Kube, resource: ApiResource, doc: dict[str, Any]) -> None:
-    namespace = doc["metadata"].get("namespace", "")
-    await kube.request(
-        "PATCH",
-        resource.path(namespace, doc["metadata"]["name"]),
-        [("fieldManager", FIELD_MANAGER), ("force", "true")],
-        body=doc,
-        content_type="application/apply-patch+yaml",
-    )
 
 
 @dataclass
@@ -200,9 +190,8 @@ class Screen:
 
 
 async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
-    await apply(
-        kube, NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-    )
+    made = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    await apply(kube, NAMESPACES, made, FIELD_MANAGER)
     # The KAI sample's queue is gangway up's (KAI's default-queue): a cluster without it
     # refuses the sample at admission, and the demo says so.
     missing = {name: why for name, (what, why) in NEEDS.items() if not await kube.serves(what)}
@@ -216,7 +205,7 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
             progress.refused = missing[name]
         else:
             try:
-                await apply(kube, PODCLIQUESETS, doc)
+                await apply(kube, PODCLIQUESETS, doc, FIELD_MANAGER)
             except KubeError as exc:  # admission says why
                 progress.refused = str(exc)
         found.append(progress)

@@ -25,6 +25,7 @@ from typing import Any, Final, TextIO
 import msgspec
 
 from gangway_cli.capacity import pools_like, read_capacity
+from gangway_cli.cluster import apply
 from gangway_cli.inputs import Manifests, read_offline_config
 from gangway_cli.manifests import read_documents
 from gangway_cli.output import print_errors
@@ -172,7 +173,7 @@ async def _place(kubeconfig: Path, given: Inputs, within: float, settle: float) 
         listed = msgspec.json.decode(await kube.request("GET", NODES.path()))
         nodes = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in listed["items"]}
         applied = [p for p in given.podcliquesets if _key(p) not in refused]
-        workloads = await _until_decided(kube, applied, within, settle)
+        workloads = await until_decided(kube, applied, within, settle)
         answers = [Answer(w.namespace, w.name, gangs=_answer(w, nodes)) for w in workloads]
     return answers + [
         Answer(p.metadata.namespace, p.metadata.name, refused=refused[_key(p)])
@@ -181,18 +182,20 @@ async def _place(kubeconfig: Path, given: Inputs, within: float, settle: float) 
     ]
 
 
-async def _until_decided(
+async def until_decided(
     kube: Kube, applied: list[PodCliqueSet], within: float, settle: float
 ) -> list[Workload]:
-    """The workloads once every gang is decided and has stayed so ``settle`` seconds, or
-    as they stand after ``within`` (said: the undecided gangs then say what they wait on)."""
+    """The workloads once every gang is decided and has stayed so — its reason and its
+    pods on nodes — ``settle`` seconds, or as they stand after ``within`` (said: the
+    undecided gangs then say what they wait on)."""
     deadline = time.monotonic() + within
-    last: dict[str, tuple[tuple[str, str], ...]] = {}
+    last: dict[str, tuple[tuple[str, str, int], ...]] = {}
     steady_since = time.monotonic()
     while True:
         workloads = [await read(kube, p.metadata.namespace, p.metadata.name) for p in applied]
         now = {
-            f"{w.namespace}/{w.name}": tuple((g.name, g.reason) for g in w.gangs) for w in workloads
+            f"{w.namespace}/{w.name}": tuple((g.name, g.reason, len(g.nodes)) for g in w.gangs)
+            for w in workloads
         }
         if now != last:
             last, steady_since = now, time.monotonic()
@@ -224,29 +227,18 @@ async def _apply(kube: Kube, given: Inputs) -> dict[str, str]:
     NAMESPACE/NAME, with its words."""
     for namespace in sorted({p.metadata.namespace for p in given.podcliquesets}):
         made: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace"}
-        await _apply_one(kube, NAMESPACES, {**made, "metadata": {"name": namespace}})
+        await apply(kube, NAMESPACES, {**made, "metadata": {"name": namespace}}, FIELD_MANAGER)
     refused = {}
     for doc in given.documents:
         resource = await _resource_of(kube, doc)
         try:
-            await _apply_one(kube, resource, doc)
+            await apply(kube, resource, doc, FIELD_MANAGER)
         except KubeError as exc:
             if doc.get("kind") != "PodCliqueSet":
                 raise
             meta = doc["metadata"]
             refused[f"{meta['namespace']}/{meta['name']}"] = str(exc)
     return refused
-
-
-async def _apply_one(kube: Kube, resource: ApiResource, doc: dict[str, Any]) -> None:
-    meta = doc["metadata"]
-    await kube.request(
-        "PATCH",
-        resource.path(meta.get("namespace", "") if resource.namespaced else "", meta["name"]),
-        [("fieldManager", FIELD_MANAGER), ("force", "true")],
-        body=doc,
-        content_type="application/apply-patch+yaml",
-    )
 
 
 async def _resource_of(kube: Kube, doc: dict[str, Any]) -> ApiResource:

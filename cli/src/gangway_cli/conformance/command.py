@@ -16,6 +16,7 @@ from gangway_cli.conformance.stage import Declined, Stage
 from gangway_cli.inputs import read_offline_config
 from gangway_cli.scratch import scratch_gangway
 from gangway_cli.up import LocalCluster
+from gangway_cli.whatif import say
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.resources import backend_resources
@@ -50,10 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=run)
 
 
-def say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def chosen(asked: str | None) -> list[str]:
     """The scenarios to run; ValueError naming the unknown ones."""
     if not asked:
@@ -72,11 +69,12 @@ async def _run_all(
     args: argparse.Namespace,
 ) -> list[Result]:
     results = []
+    offline = builtin_backend(backend, config)
 
     async def unsupported(pcs: PodCliqueSet) -> list[str]:
         """What the backend's admission declares it cannot do (offline, in-process)."""
         asked = ValidateRequest(operation="CREATE", podcliqueset=pcs)
-        reply = await builtin_backend(backend, config).validate_podcliqueset(asked, None)
+        reply = await offline.validate_podcliqueset(asked, None)
         return [f"{u.field}: {u.feature}: {u.message}" for u in reply.unsupported]
 
     # What the backend makes per gang (not what it only reads, as Volcano's Queues).

@@ -11,9 +11,10 @@ from typing import Any, Final
 
 import msgspec
 
+from gangway_cli.cluster import apply
 from gangway_cli.up import LocalCluster
-from gangway_cli.whatif import decided
-from gangway_cli.why import Workload, read
+from gangway_cli.whatif import NAMESPACES, until_decided
+from gangway_cli.why import Workload
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet
@@ -24,7 +25,6 @@ from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
 
 POOL_LABEL: Final = "gangway.dev/conformance-pool"
 FIELD_MANAGER: Final = "gangway-conformance"
-NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)
 IMAGE: Final = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image will do
 
 
@@ -100,8 +100,8 @@ class Stage:
             raise Declined("; ".join(declared))
         namespace = pcs["metadata"]["namespace"]
         made = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-        await self._apply(NAMESPACES, made)
-        await self._apply(PODCLIQUESETS, pcs)
+        await apply(self.kube, NAMESPACES, made, FIELD_MANAGER)
+        await apply(self.kube, PODCLIQUESETS, pcs, FIELD_MANAGER)
         self.applied.append(pcs)
 
     async def clean_up(self) -> list[str]:
@@ -124,23 +124,12 @@ class Stage:
 
     async def verdict(self, pcs: dict[str, Any]) -> Workload:
         """The workload once every gang is decided (placed, or the scheduler's or backend's
-        reason) and has stayed so ``settle`` seconds; as it stands after ``timeout``."""
-        meta = pcs["metadata"]
-        deadline = time.monotonic() + self.timeout
-        last: tuple[tuple[str, str, int], ...] = ()
-        steady_since = time.monotonic()
-        while True:
-            workload = await read(self.kube, meta["namespace"], meta["name"])
-            now = tuple((g.name, g.reason, len(g.nodes)) for g in workload.gangs)
-            if now != last:
-                last, steady_since = now, time.monotonic()
-            gangs = {g.name: g for g in workload.gangs}
-            settled = bool(gangs) and all(decided(g, gangs) for g in gangs.values())
-            if settled and time.monotonic() - steady_since >= self.settle:
-                return workload
-            if time.monotonic() > deadline:
-                return workload
-            await asyncio.sleep(0.5)
+        reason) and has stayed so ``settle`` seconds; as it stands after ``timeout``
+        (``gangway whatif``'s wait)."""
+        [workload] = await until_decided(
+            self.kube, [from_object(pcs, PodCliqueSet)], self.timeout, self.settle
+        )
+        return workload
 
     async def bound(self, pcs: dict[str, Any]) -> dict[str, int]:
         """Pods on a node, by clique (Grove's PodClique name)."""
@@ -205,13 +194,3 @@ class Stage:
                 raise
             return [i["metadata"]["name"] for i in msgspec.json.decode(listed)["items"]]
         return []
-
-    async def _apply(self, resource: ApiResource, doc: dict[str, Any]) -> None:
-        meta = doc["metadata"]
-        await self.kube.request(
-            "PATCH",
-            resource.path(meta.get("namespace", "") if resource.namespaced else "", meta["name"]),
-            [("fieldManager", FIELD_MANAGER), ("force", "true")],
-            body=doc,
-            content_type="application/apply-patch+yaml",
-        )
