@@ -96,12 +96,15 @@ def min_resources(podgang: PodGang, pcs: PodCliqueSet) -> dict[str, str]:
     ``Pending``, out of the queue, saying so; without it every gang is let in and fails to
     be placed in the words used for no room."""
     total: dict[str, Decimal] = {}
+    per_clique: dict[str, dict[str, Decimal]] = {}  # a clique's podgroups ask alike
     for group in podgang.spec.podgroups:
         try:
-            asked = pod_requests(clique_of(podgang, pcs, group.name).spec.pod_spec)
+            clique = clique_of(podgang, pcs, group.name)
         except KeyError:
             return {}  # not all known: no minimum rather than a wrong one
-        for name, value in asked.items():
+        if clique.name not in per_clique:
+            per_clique[clique.name] = pod_requests(clique.spec.pod_spec)
+        for name, value in per_clique[clique.name].items():
             total[name] = total.get(name, Decimal(0)) + value * group.min_replicas
     return {name: _quantity(value) for name, value in sorted(total.items()) if value > 0}
 
