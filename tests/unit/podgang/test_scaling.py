@@ -175,3 +175,23 @@ def test_an_hpa_per_autoscaled_clique_and_group_of_each_replica() -> None:
     fewer = pcs(SIMPLE1, pca={"autoScalingConfig": None})
     writes, deletes = autoscalers_to_write(fewer, live)
     assert (writes, [d.name for d in deletes]) == ([], ["simple1-0-pca"])
+
+
+def test_a_group_the_template_scales_in_to_one_replica_is_written_back_to_one() -> None:
+    """A merge patch changes only the fields it names: the group's spec names each, the
+    default (1 replica) too, or a group scaled in from 2 to 1 would stay at 2."""
+
+    def with_replicas(count: int) -> PodCliqueSet:
+        manifest = fixture(SAMPLE)
+        manifest["metadata"].update(uid="pcs-uid", namespace="ns")
+        manifest["spec"]["template"]["podCliqueScalingGroups"][0]["replicas"] = count
+        return from_object(manifest, PodCliqueSet)
+
+    out = with_replicas(2)
+    cliques, groups = made(out, plan_podgangs(out))
+    back_in = with_replicas(1)
+    writes, _ = cliques_to_write(back_in, plan_podgangs(back_in), cliques=cliques, groups=groups)
+    (group,) = [w.spec for w in writes if w.kind == Kind.PODCLIQUESCALINGGROUP]
+    assert group is not None
+    assert group["spec"]["replicas"] == 1
+    assert group["metadata"]["annotations"] == {"gangway.dev/template-replicas": "1"}

@@ -388,6 +388,16 @@ def _group_spec(pcs: PodCliqueSet, name: str, plan: Plan) -> PodCliqueScalingGro
     )
 
 
+def _every_field(spec: PodCliqueScalingGroupSpec) -> dict[str, Any]:
+    """The spec with its defaults named too: a merge patch changes only the fields it
+    names, and a group scaled in to 1 replica (the default) would otherwise stay at 2."""
+    return {
+        "replicas": spec.replicas,
+        "minAvailable": spec.min_available,
+        "cliqueNames": list(spec.clique_names),
+    }
+
+
 @dataclass
 class _Rules:
     pcs: PodCliqueSet
@@ -463,7 +473,7 @@ class _Rules:
         elif controlled_by(live.metadata, meta.uid) and (
             live.spec != spec or not made_from.items() <= live.metadata.annotations.items()
         ):
-            changed = {"metadata": {"annotations": made_from}, "spec": to_object(spec)}
+            changed = {"metadata": {"annotations": made_from}, "spec": _every_field(spec)}
             self.writes.append(CliqueWrite(kind, name, ns, spec=changed))
 
     def stale(self, wanted: Collection[str]) -> None:
