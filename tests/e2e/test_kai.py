@@ -27,7 +27,6 @@ from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import (
     TOPOLOGY,
     bound,
-    bound_by_clique,
     gang_said,
     gang_where,
     gpu_clique,
@@ -110,30 +109,6 @@ async def test_a_gang_that_does_not_fit_gets_no_pod_until_it_does(
         lambda g: g["trainer-0"].get("status", {}).get("phase") == "Running",
     )
     assert gangs["trainer-0"]["status"]["phase"] == "Running"
-
-
-async def test_each_subgroup_gets_its_own_minimum(
-    api: ApiClient, namespace: str, nodes: Nodes, queue: str
-) -> None:
-    """Room for three pods: the gang's minMember (3) alone would allow three leaders, but
-    each podgroup is a KAI subgroup with its own minimum: one leader and two workers."""
-    await nodes.add(3, gpus=4)
-    pcs = kai_workload(
-        namespace,
-        "split",
-        nodes,
-        gpu_clique("leader", 3, 1, gpus=4),
-        gpu_clique("worker", 2, 2, gpus=4),
-    )
-    await server_side_apply(api, pcs, namespace)
-    found = await eventually(
-        partial(pods, api, namespace), lambda f: bound(f.values()) == 3, PLACED_WITHIN
-    )
-    assert bound_by_clique(found) == {"split-0-leader": 1, "split-0-worker": 2}
-    group = await kube_of(api).read(PODGROUPS, namespace, "split-0")
-    assert group is not None
-    minimums = {s["name"]: s["minMember"] for s in group["spec"]["subGroups"]}
-    assert minimums == {"split-0-leader": 1, "split-0-worker": 2}
 
 
 async def test_a_queue_with_room_for_one_gang_keeps_the_second_waiting_whole(

@@ -18,7 +18,6 @@ from gangway_contracts import labels
 from gangway_localcluster.volcano import DEFAULT_QUEUE, SCHEDULER_NAME
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
-    bound_by_clique,
     gang_where,
     gpu_workload_on,
     leader_and_workers,
@@ -75,26 +74,6 @@ async def test_each_role_gets_its_minimum_or_nothing_binds(
         partial(pods, api, namespace), lambda f: running(f.values()) == 3, PLACED_WITHIN
     )
     assert len({p["spec"]["nodeName"] for p in placed.values()}) == 3
-
-
-async def test_spare_pods_never_take_another_roles_minimum(
-    api: ApiClient, namespace: str, nodes: Nodes
-) -> None:
-    """Three leaders (one needed) and two workers (both) on room for three: the gang binds
-    each role's minimum, one leader and both workers; the spare leaders wait for room."""
-    await nodes.add(3, gpus=4)
-    pcs = leader_and_workers(namespace, nodes, SCHEDULER_NAME, leaders=3)
-    await server_side_apply(api, pcs, namespace)
-    placed = await eventually(
-        partial(pods, api, namespace), lambda f: running(f.values()) == 3, PLACED_WITHIN
-    )
-    assert bound_by_clique(placed) == {"serve-0-leader": 1, "serve-0-worker": 2}
-
-    await nodes.add(2, gpus=4)
-    placed = await eventually(
-        partial(pods, api, namespace), lambda f: running(f.values()) == 5, PLACED_WITHIN
-    )
-    assert bound_by_clique(placed) == {"serve-0-leader": 3, "serve-0-worker": 2}
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -33,6 +33,8 @@ class LocalServices(processes.Supervised):
     ports: dict[str, int]
     settings: Mapping[str, str] = field(default_factory=dict)
     own_settings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # How each was started: (module, settings_of, command), to start it again.
+    started: dict[str, tuple[str, str, Sequence[str]]] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -59,9 +61,12 @@ class LocalServices(processes.Supervised):
             raise
         return started
 
-    def add(self, name: str, module: str, settings_of: str = "") -> None:
-        """Start one more process, ``name``, running ``module`` with the own settings of
-        ``settings_of`` (a replica: "podgang-2" with podgang's), and wait until it is ready."""
+    def add(
+        self, name: str, module: str, settings_of: str = "", command: Sequence[str] = ()
+    ) -> None:
+        """Start one more process, ``name``, running ``module`` (or ``command``: a
+        third-party backend as its vendor runs it) with the own settings of ``settings_of``
+        (a replica: "podgang-2" with podgang's), and wait until it is ready."""
         port = processes.free_port()
         env = {
             **os.environ,
@@ -74,11 +79,19 @@ class LocalServices(processes.Supervised):
             "GANGWAY_LEASE_HOLDER": f"{socket.gethostname()}/{name}",
         }
         log = self.workdir / f"{name}.log"
-        child = processes.start(name, [sys.executable, "-m", module], log, env)
+        argv = list(command) or [sys.executable, "-m", module]
+        child = processes.start(name, argv, log, env)
         self._children.append(child)
         ready = partial(processes.http_ok, f"http://127.0.0.1:{port}/readyz")
         processes.wait_until(ready, child, "/readyz", 60)
         self.ports[name] = port
+        self.started[name] = (module, settings_of, command)
+
+    def restart(self, name: str) -> None:
+        """SIGKILL one service and start it again as it was started; ready on return."""
+        self.kill(name)
+        module, settings_of, command = self.started[name]
+        self.add(name, module, settings_of, command)
 
     def kill(self, name: str) -> None:
         """SIGKILL one service, as a crash or an OOM kill would end it: no clean-up at all."""

@@ -298,7 +298,8 @@ def start_gangway(
             "GANGWAY_CONFIG_FILE": str(config_file),
         },
         started,
-        {name: nats.settings_of(name) for name, _ in started}
+        # Every user's, an external backend's too: ``gangway conformance`` runs one.
+        {user: nats.settings_of(user) for user in nats.passwords}
         | {"admission": nats.settings_of("admission") | webhook.settings},
     )
     stack.callback(services.stop)

@@ -268,7 +268,7 @@ async def _cluster_nodes(kubeconfig: Path | None) -> list[NodePool]:
 def whatif(given: Inputs, pools: list[NodePool], timeout: float, settle: float) -> list[Answer]:
     """The local cluster, Gangway on it, the workload through it; all gone on return."""
     with ExitStack() as stack:
-        local, _ = scratch_gangway(stack, "gangway-whatif-", given.backends, say, pools)
+        local, _, _ = scratch_gangway(stack, "gangway-whatif-", given.backends, say, pools)
         say("applying the workload; waiting for the scheduler's verdict…")
         answers = asyncio.run(_place(local.cp.kubeconfig, given, timeout, settle))
         say("stopping…")

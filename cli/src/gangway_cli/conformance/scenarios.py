@@ -6,12 +6,14 @@ which pods were bound where and what the scheduler said."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from gangway_cli.conformance.stage import Stage, clique
+from gangway_cli.conformance.stage import Stage, clique, scaling_group
 from gangway_cli.why import GangState, Workload
+from gangway_contracts import labels
 
 
 @dataclass(frozen=True)
@@ -41,9 +43,12 @@ async def all_or_nothing(stage: Stage) -> Outcome:
     if bound:
         return Outcome(False, f"{bound} of 4 pods bound on room for 3 ({_said(gang)})")
     await stage.nodes(1, pool=pool)
+    started = time.monotonic()
     if (placed := await stage.until_bound(pcs, 4)) < 4:
         return Outcome(False, f"room for 3: none bound; room for 4: only {placed} of 4 bound")
-    return Outcome(True, f"room for 3: none of 4 bound ({_said(gang)}); room for 4: all bound")
+    took = time.monotonic() - started
+    said = f"room for 3: none of 4 bound ({_said(gang)}); room for 4: all bound in {took:.0f} s"
+    return Outcome(True, said)
 
 
 async def podgroup_minimums(stage: Stage) -> Outcome:
@@ -79,6 +84,120 @@ async def same_name_two_namespaces(stage: Stage) -> Outcome:
     return Outcome(bound == 0, said)
 
 
+def _leader_and_workers(stage: Stage, name: str, pool: str, workers: int) -> dict[str, Any]:
+    """A leader (1 pod) and a scaling group of ``workers`` replicas of two workers each,
+    one in the base gang: the base gang is 3 pods, each scaled gang 2."""
+    return stage.workload(
+        stage.namespace(),
+        name,
+        pool,
+        clique("leader", 1, 1),
+        clique("worker", 2, 2),
+        groups=(scaling_group("workers", ["worker"], workers, 1),),
+    )
+
+
+def _gangs(bound: dict[str, int]) -> str:
+    return ", ".join(f"{gang} {count}" for gang, count in sorted(bound.items()))
+
+
+async def base_gang_first(stage: Stage) -> Outcome:
+    """A scaled gang waits for its base gang: a base gang of three pods and a scaled gang of
+    two on room for two get no node (the scaled gang alone would fit, and would keep the
+    base gang out); room for three, and the base gang is bound whole; room for five, all."""
+    pool = await stage.nodes(2)
+    pcs = _leader_and_workers(stage, "scaled", pool, workers=2)
+    await stage.apply(pcs)
+    await stage.verdict(pcs)
+    early = await stage.bound(pcs, by=labels.PODGANG)
+    if sum(early.values()):
+        return Outcome(False, f"on room for 2, pods bound by gang: {_gangs(early)}")
+    await stage.nodes(1, pool=pool)
+    await stage.until_bound(pcs, 3)
+    base = await stage.bound(pcs, by=labels.PODGANG)
+    if base.get("scaled-0") != 3:
+        return Outcome(False, f"on room for 3, pods bound by gang: {_gangs(base)}")
+    await stage.nodes(2, pool=pool)
+    if (placed := await stage.until_bound(pcs, 5)) < 5:
+        return Outcome(False, f"on room for 5: {placed} of 5 pods bound")
+    said = "room for 2: none bound; room for 3: the base gang's 3; room for 5: all 5"
+    return Outcome(True, said)
+
+
+async def scale_out_and_in(stage: Stage) -> Outcome:
+    """Scaling out adds a gang that is placed whole or not at all (one of its two pods
+    fits: none binds; room for both: both); scaling in takes that gang away whole, and
+    the base gang's pods stay where they are."""
+    pool = await stage.nodes(4)
+    pcs = _leader_and_workers(stage, "elastic", pool, workers=1)
+    await stage.apply(pcs)
+    if (placed := await stage.until_bound(pcs, 3)) < 3:
+        return Outcome(False, f"the base gang: {placed} of 3 pods bound on room for 4")
+    base = {p["metadata"]["uid"] for p in await stage.pods(pcs)}
+    await stage.apply(_leader_and_workers(stage, "elastic", pool, workers=2))
+    await stage.verdict(pcs)
+    out = await stage.bound(pcs, by=labels.PODGANG)
+    if sum(out.values()) - out.get("elastic-0", 0):  # the scaled gang's
+        return Outcome(False, f"scaled out on room for 1 more pod: {_gangs(out)} bound")
+    await stage.nodes(1, pool=pool)
+    if (placed := await stage.until_bound(pcs, 5)) < 5:
+        return Outcome(False, f"scaled out on room for 2 more: {placed} of 5 bound")
+    await stage.apply(_leader_and_workers(stage, "elastic", pool, workers=1))
+    left = await stage.until(pcs, lambda pods: {p["metadata"]["uid"] for p in pods} == base)
+    if (kept := {p["metadata"]["uid"] for p in left}) != base:
+        gone, more = len(base - kept), len(kept - base)
+        return Outcome(False, f"scaled in: {gone} base pods gone, {more} other pods still there")
+    said = "out, one pod's room: none bound; two: both; in: the scaled gang gone, base untouched"
+    return Outcome(True, said)
+
+
+async def roll_makes_a_new_gang(stage: Stage) -> Outcome:
+    """Changing a running workload's pod template rolls it: on the same room, the new
+    pods are placed whole once the old ones are gone — the scheduler does not take the new
+    gang for the old one of the same name."""
+    pool = await stage.nodes(4)
+    pcs = stage.workload(stage.namespace(), "rolled", pool, clique("worker", 4, 4))
+    await stage.apply(pcs)
+    if (placed := await stage.until_bound(pcs, 4)) < 4:
+        return Outcome(False, f"before the roll: {placed} of 4 pods bound on room for 4")
+    old = {p["metadata"]["uid"] for p in await stage.pods(pcs)}
+    changed = stage.workload(stage.namespace(), "rolled", pool, clique("worker", 4, 4))
+    pod_spec = changed["spec"]["template"]["cliques"][0]["spec"]["podSpec"]
+    pod_spec["containers"][0]["env"] = [{"name": "ROLLED", "value": "1"}]
+    await stage.apply(changed)
+
+    def new_and_bound(pods: list[dict[str, Any]]) -> bool:
+        new = [p for p in pods if p["metadata"]["uid"] not in old]
+        return len(new) == len(pods) == 4 and all(p["spec"].get("nodeName") for p in new)
+
+    pods = await stage.until(pcs, new_and_bound)
+    if not new_and_bound(pods):
+        new = [p for p in pods if p["metadata"]["uid"] not in old]
+        bound = sum(bool(p["spec"].get("nodeName")) for p in new)
+        return Outcome(
+            False,
+            f"after the roll: {len(pods) - len(new)} old pods left, {bound} of "
+            f"{len(new)} new bound ({_said(_first(await stage.verdict(pcs)))})",
+        )
+    gangs = sorted({p["metadata"]["labels"].get(labels.INCARNATION, "0") for p in pods})
+    return Outcome(True, f"the new gang (incarnation {', '.join(gangs)}) bound whole: 4 of 4")
+
+
+async def backend_killed(stage: Stage) -> Outcome:
+    """The backend's process killed (SIGKILL: nothing written after) just as a workload
+    arrives, and started again: the gang converges, placed whole, with its scheduler
+    objects."""
+    pool = await stage.nodes(4)
+    pcs = stage.workload(stage.namespace(), "survivor", pool, clique("worker", 4, 4))
+    await stage.apply(pcs)
+    await stage.kill_backend()
+    if (placed := await stage.until_bound(pcs, 4)) < 4:
+        said = _said(_first(await stage.verdict(pcs)))
+        return Outcome(False, f"after the restart: {placed} of 4 pods bound ({said})")
+    made = await stage.backend_objects(stage.namespace())
+    return Outcome(True, f"4 of 4 bound after the restart, with {', '.join(made) or 'nothing'}")
+
+
 async def delete_cleans_up(stage: Stage) -> Outcome:
     """Deleting a running workload leaves nothing of it: no pod, no PodGang, none of the
     backend's objects."""
@@ -102,6 +221,10 @@ SCENARIOS: Final[dict[str, Check]] = {
     "all-or-nothing": all_or_nothing,
     "podgroup-minimums": podgroup_minimums,
     "same-name-two-namespaces": same_name_two_namespaces,
+    "base-gang-first": base_gang_first,
+    "scale-out-and-in": scale_out_and_in,
+    "roll-makes-a-new-gang": roll_makes_a_new_gang,
+    "backend-killed": backend_killed,
     "delete-cleans-up": delete_cleans_up,
 }
 

@@ -12,40 +12,54 @@ from typing import Any, Final
 import msgspec
 
 from gangway_cli.cluster import apply
-from gangway_cli.up import LocalCluster
+from gangway_cli.conformance.room import POOL_LABEL, Lacking, Room
 from gangway_cli.whatif import NAMESPACES, until_decided
 from gangway_cli.why import Workload
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.mirrored import MirroredResource
-from gangway_localcluster.nodes import NodePool
+from gangway_podgang.features import UNSUPPORTED_FEATURE
+from gangway_podgang.progress import FEATURES_SUPPORTED
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
 
-POOL_LABEL: Final = "gangway.dev/conformance-pool"
 FIELD_MANAGER: Final = "gangway-conformance"
-IMAGE: Final = "registry.k8s.io/pause:3.10"  # kwok runs no container: any image will do
+IMAGE: Final = "registry.k8s.io/pause:3.10"  # it only has to be placed
 
 
-def clique(name: str, replicas: int, minimum: int, gpus: int = 4) -> dict[str, Any]:
-    """A clique of ``replicas`` pods, ``minimum`` of them needed, ``gpus`` GPUs each."""
-    asks = {"nvidia.com/gpu": str(gpus)}
-    container = {"name": "main", "image": IMAGE, "resources": {"requests": asks, "limits": asks}}
+def clique(name: str, replicas: int, minimum: int) -> dict[str, Any]:
+    """A clique of ``replicas`` pods, ``minimum`` of them needed; each pod fills a node of
+    the room (``Stage.workload``)."""
     return {
         "name": name,
         "spec": {
             "roleName": name,
             "replicas": replicas,
             "minAvailable": minimum,
-            "podSpec": {"containers": [container]},
+            "podSpec": {"containers": [{"name": "main", "image": IMAGE}]},
         },
     }
 
 
+def scaling_group(name: str, cliques: list[str], replicas: int, minimum: int) -> dict[str, Any]:
+    """A scaling group of ``cliques``: ``minimum`` of its ``replicas`` in the base gang, each
+    other one a scaled gang of its own."""
+    return {"name": name, "cliqueNames": cliques, "replicas": replicas, "minAvailable": minimum}
+
+
+def bound_by(pods: list[dict[str, Any]], key: str = labels.PODCLIQUE) -> dict[str, int]:
+    """How many of ``pods`` are on a node, by their label ``key`` (every value, 0 too)."""
+    found: dict[str, int] = {}
+    for pod in pods:
+        value = pod["metadata"]["labels"].get(key, "")
+        found[value] = found.get(value, 0) + bool(pod["spec"].get("nodeName"))
+    return found
+
+
 class Declined(Exception):
-    """The backend declares it cannot do what the scenario asks (at admission, by field):
-    the scenario is skipped with the backend's words, not failed."""
+    """The backend declares it cannot do what the scenario asks (at admission, by field),
+    or the cluster lacks the room: the scenario is skipped with those words, not failed."""
 
 
 @dataclass
@@ -53,56 +67,95 @@ class Stage:
     """One scenario's view of the cluster, on the backend under test."""
 
     kube: Kube
-    local: LocalCluster
+    room: Room
     scenario: str
     scheduler_name: str
     workload_labels: dict[str, str]  # what the backend needs of a PodCliqueSet (a queue)
     own: list[MirroredResource]  # the backend's resources, as the watcher mirrors them
     timeout: float
     settle: float
-    # What the backend declares unsupported in a PodCliqueSet, by field (its offline
-    # admission checks): "field: feature: why" each.
-    unsupported: Callable[[PodCliqueSet], Awaitable[list[str]]]
-    made: dict[str, int] = field(default_factory=dict)  # nodes per pool
+    # SIGKILL the backend's process and start it again (None: it is not ours to kill).
+    restart_backend: Callable[[], Awaitable[None]] | None = None
     applied: list[dict[str, Any]] = field(default_factory=list)  # to delete after
 
-    async def nodes(self, count: int, gpus: int = 4, pool: str = "") -> str:
-        """``count`` more nodes in ``pool`` (default: the scenario's), ``gpus`` each; the
-        pool's name, which its workloads select."""
+    async def nodes(self, count: int, pool: str = "") -> str:
+        """``count`` more nodes in ``pool`` (default: the scenario's); the pool's name,
+        which its workloads select. Declined when the cluster has no more."""
         pool = pool or f"cf-{self.scenario}"
-        first = self.made.get(pool, 0)
-        self.made[pool] = first + count
-        made = NodePool(count=count, gpus=gpus, prefix=pool, first=first, labels={POOL_LABEL: pool})
-        await asyncio.to_thread(self.local.cp.add_nodes, made)
+        try:
+            await self.room.nodes(pool, count)
+        except Lacking as exc:
+            raise Declined(f"too little room: {exc}") from None
         return pool
 
     def namespace(self, suffix: str = "") -> str:
         return f"conformance-{self.scenario}{'-' + suffix if suffix else ''}"
 
     def workload(
-        self, namespace: str, name: str, pool: str, *cliques: dict[str, Any]
+        self,
+        namespace: str,
+        name: str,
+        pool: str,
+        *cliques: dict[str, Any],
+        groups: tuple[dict[str, Any], ...] = (),
     ) -> dict[str, Any]:
-        """One gang of ``cliques`` on the backend's scheduler and ``pool``'s nodes."""
+        """A workload of ``cliques`` (and scaling ``groups`` of them) on the backend's
+        scheduler and ``pool``'s nodes."""
+        asks = self.room.asks
         for made in cliques:
             pod_spec = made["spec"]["podSpec"]
             pod_spec["schedulerName"] = self.scheduler_name
             pod_spec["nodeSelector"] = {POOL_LABEL: pool}
+            for container in pod_spec["containers"]:
+                container["resources"] = {"requests": asks, "limits": asks}
         return {
             "apiVersion": "grove.io/v1alpha1",
             "kind": "PodCliqueSet",
             "metadata": {"name": name, "namespace": namespace, "labels": self.workload_labels},
-            "spec": {"replicas": 1, "template": {"cliques": list(cliques)}},
+            "spec": {
+                "replicas": 1,
+                "template": {
+                    "cliques": list(cliques),
+                    **({"podCliqueScalingGroups": list(groups)} if groups else {}),
+                },
+            },
         }
 
     async def apply(self, pcs: dict[str, Any]) -> None:
         """Apply a workload; Declined when the backend declares part of it unsupported."""
-        if declared := await self.unsupported(from_object(pcs, PodCliqueSet)):
-            raise Declined("; ".join(declared))
         namespace = pcs["metadata"]["namespace"]
         made = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
         await apply(self.kube, NAMESPACES, made, FIELD_MANAGER)
         await apply(self.kube, PODCLIQUESETS, pcs, FIELD_MANAGER)
         self.applied.append(pcs)
+        if declared := await self.declared_unsupported(pcs):
+            raise Declined(f"declared unsupported: {declared}")
+
+    async def declared_unsupported(self, pcs: dict[str, Any]) -> str:
+        """What the backend, asked by Gangway as it is deployed, declares it cannot do in
+        the workload (the PodCliqueSet's ``FeaturesSupported`` condition): "field: feature:
+        why", or nothing; nothing either when no verdict comes within ``timeout``."""
+        meta = pcs["metadata"]
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            found = await self.kube.read(PODCLIQUESETS, meta["namespace"], meta["name"])
+            generation = (found or {}).get("metadata", {}).get("generation")
+            for condition in (found or {}).get("status", {}).get("conditions", []):
+                if (
+                    condition["type"] == FEATURES_SUPPORTED
+                    and condition.get("observedGeneration") == generation
+                ):
+                    unsupported = condition["reason"] == UNSUPPORTED_FEATURE
+                    return str(condition.get("message", "")) if unsupported else ""
+            await asyncio.sleep(0.5)
+        return ""
+
+    async def kill_backend(self) -> None:
+        """The backend's process killed and started again; Declined where that is not
+        the kit's to do (an existing cluster: its pods are the operator's)."""
+        if self.restart_backend is None:
+            raise Declined("kills the backend's process: on the local cluster only")
+        await self.restart_backend()
 
     async def clean_up(self) -> list[str]:
         """Delete what the scenario applied and wait until nothing of it is left, so that
@@ -131,23 +184,25 @@ class Stage:
         )
         return workload
 
-    async def bound(self, pcs: dict[str, Any]) -> dict[str, int]:
-        """Pods on a node, by clique (Grove's PodClique name)."""
-        found: dict[str, int] = {}
-        for pod in await self.pods(pcs):
-            clique_name = pod["metadata"]["labels"].get(labels.PODCLIQUE, "")
-            found.setdefault(clique_name, 0)
-            found[clique_name] += bool(pod["spec"].get("nodeName"))
-        return found
+    async def bound(self, pcs: dict[str, Any], by: str = labels.PODCLIQUE) -> dict[str, int]:
+        """Pods on a node, by the label ``by``: clique (Grove's PodClique name), or gang."""
+        return bound_by(await self.pods(pcs), by)
 
     async def until_bound(self, pcs: dict[str, Any], count: int) -> int:
         """Pods bound once ``count`` are, or after ``timeout``: how many."""
+        pods = await self.until(pcs, lambda pods: sum(bound_by(pods).values()) >= count)
+        return sum(bound_by(pods).values())
+
+    async def until(
+        self, pcs: dict[str, Any], done: Callable[[list[dict[str, Any]]], bool]
+    ) -> list[dict[str, Any]]:
+        """The workload's pods once ``done`` says so of them, or after ``timeout``."""
         deadline = time.monotonic() + self.timeout
-        while (bound := sum((await self.bound(pcs)).values())) < count:
-            if time.monotonic() > deadline:
-                break
+        while True:
+            pods = await self.pods(pcs)
+            if done(pods) or time.monotonic() > deadline:
+                return pods
             await asyncio.sleep(0.5)
-        return bound
 
     async def until_gone(self, pcs: dict[str, Any]) -> list[str]:
         """What is left of the workload once nothing is, or after ``timeout``."""
@@ -174,6 +229,11 @@ class Stage:
             await self.kube.request("GET", PODGANGS.path(namespace), part_of)
         )["items"]
         found += [f"PodGang {g['metadata']['name']}" for g in gangs]
+        return found + await self.backend_objects(namespace)
+
+    async def backend_objects(self, namespace: str) -> list[str]:
+        """The backend's objects in ``namespace``: "<kind> <name>" each."""
+        found = []
         for resource in self.own:
             found += [f"{resource.kind} {n}" for n in await self._listed(resource, namespace)]
         return found

@@ -16,6 +16,8 @@ from gangway_runtime.status import now
 
 log = logging.getLogger(__name__)
 
+UNSUPPORTED_FEATURE = "UnsupportedFeature"  # the condition's reason when one is
+
 
 class FeatureVerdicts:
     def __init__(self, backends: BackendClient) -> None:
@@ -42,7 +44,7 @@ def verdict_condition(step: Step, verdict: ValidateReply) -> Condition:
     """``FeaturesSupported`` as the backend's verdict says."""
     if verdict.unsupported:
         message = "; ".join(f"{u.field}: {u.feature}: {u.message}" for u in verdict.unsupported)
-        ok, reason = False, "UnsupportedFeature"
+        ok, reason = False, UNSUPPORTED_FEATURE
     elif not verdict.allowed:
         message = "; ".join(map(str, verdict.errors))
         ok, reason = False, "Rejected"
