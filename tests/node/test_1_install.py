@@ -30,11 +30,14 @@ def test_every_gangway_pod_runs_ready_and_both_jobs_are_done(release: Release) -
     running = [p for p in found if not succeeded(p)]
     assert all(on_the_node(p) for p in found)
     assert {p["metadata"]["name"]: restarts(p) for p in running if restarts(p)} == {}
-    _, jobs = release.cluster.request("GET", f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
-    assert {j["metadata"]["name"]: j["status"].get("succeeded") for j in jobs["items"]} == {
-        "gangway-setup-r1": 1,
-        "gangway-webhook-cert-r1": 1,
-    }
+    done = {"gangway-setup-r1": 1, "gangway-webhook-cert-r1": 1}
+
+    def jobs() -> dict[str, int | None]:
+        _, found = release.cluster.request("GET", f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
+        return {j["metadata"]["name"]: j["status"].get("succeeded") for j in found["items"]}
+
+    # The Job controller counts a pod's success a moment after the pod has it.
+    eventually(lambda: jobs() == done, "both Jobs succeeded", 30.0, lambda: str(jobs()))
 
 
 def test_every_service_talks_to_the_bus_over_tls(release: Release) -> None:
