@@ -29,13 +29,16 @@ CONFIG = {
 PASS, SKIP, FAIL = "pass", "skip", "fail"
 # Each built-in backend's results other than pass. A skip is what the backend declares it
 # cannot keep (at admission, by field; docs/backends.md says why).
+NO_QUEUES = {"queue-holds-gangs-whole": SKIP}
 BUILT_IN: dict[str, dict[str, str]] = {
-    "default-scheduler": {"podgroup-minimums": SKIP},
+    "default-scheduler": {"podgroup-minimums": SKIP, **NO_QUEUES},
     "kai-scheduler": {"same-name-two-namespaces": FAIL},  # KAI #2095
-    "coscheduling": {"podgroup-minimums": SKIP},
-    "koordinator": {"podgroup-minimums": SKIP},
-    "volcano": {},
+    "coscheduling": {"podgroup-minimums": SKIP, "packed-in-one-rack": SKIP, **NO_QUEUES},
+    "koordinator": {"podgroup-minimums": SKIP, "packed-in-one-rack": SKIP, **NO_QUEUES},
+    "volcano": {"packed-in-one-rack": SKIP},
 }
+# Those that preempt a placed gang for a higher one (Volcano's gang plugin does not).
+PREEMPTS = {"default-scheduler", "kai-scheduler", "coscheduling", "koordinator"}
 # koord-scheduler v1.8.0 has been seen (about one run in five) to bind a gang's pods but one
 # once room came, and to try that one again only at its unschedulable queue's 5-minute
 # flush: the kit waits that long there (the evidence says how long it took).
@@ -103,6 +106,14 @@ async def test_each_built_in_backend_keeps_what_it_declares(backend: str) -> Non
     if backend == "kai-scheduler":  # the second workload binds 3 of its 4 pods on room for 3
         assert "the second, on room for 3: 3 of 4 bound" in evidence(
             report, "same-name-two-namespaces"
+        )
+    if "queue-holds-gangs-whole" not in BUILT_IN[backend]:  # the second gang said why
+        assert "(OverQuota: " in evidence(report, "queue-holds-gangs-whole")
+    moved = evidence(report, "priority-moves-whole-gangs")
+    assert ("(Preempted: " in moved) == (backend in PREEMPTS), moved
+    if "packed-in-one-rack" in BUILT_IN[backend]:  # refused at admission, by field
+        assert "spec.template.topologyConstraint.pack.required" in evidence(
+            report, "packed-in-one-rack"
         )
 
 

@@ -16,7 +16,6 @@ from gangway_contracts import labels
 from gangway_localcluster.coscheduling import SCHEDULER_NAME
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
-    a_higher_priority_gang_preempts_a_placed_one,
     bound,
     gpu_clique,
     gpu_workload,
@@ -26,7 +25,6 @@ from tests.e2e.workloads import (
     one_of_two_runs_whole,
     running,
     scaled_up_down_and_deleted,
-    scheduled,
     ungated,
     whole_gang,
 )
@@ -145,12 +143,3 @@ async def test_a_gang_made_again_under_its_names_is_not_taken_for_the_old_one(
     await made_again_under_its_names_stays_whole(
         api, namespace, nodes, gpu_workload_on(SCHEDULER_NAME)
     )
-
-
-async def test_a_higher_priority_gang_takes_a_placed_gangs_room_whole(
-    api: ApiClient, namespace: str, nodes: Nodes
-) -> None:
-    """Every pod carries its PodCliqueSet's priority class, and Coscheduling preempts the
-    placed lower gang for the higher one: the lower holds no node and says Preempted."""
-    gangs = await a_higher_priority_gang_preempts_a_placed_one(api, namespace, nodes, coscheduled)
-    assert scheduled(gangs["low-0"])["message"], gangs["low-0"]

@@ -16,7 +16,6 @@ from gangway_backend_koordinator.translate import GROUPS, MODE, PODGROUPS
 from gangway_localcluster.koordinator import SCHEDULER_NAME
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
-    a_higher_priority_gang_preempts_a_placed_one,
     bound_by_clique,
     gpu_workload_on,
     leader_and_workers,
@@ -25,7 +24,6 @@ from tests.e2e.workloads import (
     one_of_two_runs_whole,
     running,
     scaled_up_down_and_deleted,
-    scheduled,
     stays_unbound,
     ungated,
     whole_gang,
@@ -136,12 +134,3 @@ async def test_a_gang_made_again_under_its_names_is_not_taken_for_the_old_one(
     )
     assert await live(api, podgroup("again-0-worker-i1"), namespace)
     await eventually(partial(live, api, podgroup("again-0-worker"), namespace), lambda g: not g)
-
-
-async def test_a_higher_priority_gang_takes_a_placed_gangs_room_whole(
-    api: ApiClient, namespace: str, nodes: Nodes
-) -> None:
-    """Every pod carries its PodCliqueSet's priority class, and koord-scheduler preempts the
-    placed lower gang for the higher one: the lower holds no node and says Preempted."""
-    gangs = await a_higher_priority_gang_preempts_a_placed_one(api, namespace, nodes, koordinated)
-    assert scheduled(gangs["low-0"])["message"], gangs["low-0"]

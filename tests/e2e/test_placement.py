@@ -22,7 +22,6 @@ from gangway_localcluster.nodes import RACK_LABEL
 from tests.e2e.conftest import Nodes, Up
 from tests.e2e.workloads import (
     PLACED_WITHIN,
-    a_higher_priority_gang_preempts_a_placed_one,
     bound,
     events_about,
     gang_said,
@@ -460,14 +459,3 @@ async def test_whatif_copies_the_nodes_of_a_cluster(
     [gang] = answer[0]["gangs"]
     assert sorted(gang["nodes"]) == sorted(f"like-{name}-0" for name in made)
     assert await pods(api, namespace) == {}, "whatif placed nothing on the cluster itself"
-
-
-async def test_a_higher_priority_gang_takes_a_placed_gangs_room_whole(
-    api: ApiClient, namespace: str, nodes: Nodes
-) -> None:
-    """The pod groups and their pods are at their PodCliqueSet's priority (else
-    kube-scheduler refuses every pod), and a higher-priority gang preempts a placed lower one
-    whole; the lower one waits, saying it was preempted."""
-    gangs = await a_higher_priority_gang_preempts_a_placed_one(api, namespace, nodes)
-    # The victim named, in kube-scheduler's words; said until the gang is placed again.
-    assert "preempting to accommodate a higher priority" in scheduled(gangs["low-0"])["message"]

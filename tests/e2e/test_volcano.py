@@ -15,7 +15,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_backend_volcano.translate import PODGROUPS, QUEUE_KEY, QUEUES, TASK_SPEC
 from gangway_contracts import labels
-from gangway_localcluster.volcano import DEFAULT_QUEUE, SCHEDULER_NAME
+from gangway_localcluster.volcano import DEFAULT_QUEUE, SCHEDULER_NAME, capped_queue
 from tests.e2e.conftest import Nodes
 from tests.e2e.workloads import (
     gang_where,
@@ -79,13 +79,7 @@ async def test_each_role_gets_its_minimum_or_nothing_binds(
 @pytest.fixture
 async def small_queue(api: ApiClient, namespace: str) -> AsyncIterator[str]:
     """A Volcano queue of this test's own that may hold 16 GPUs (four whole nodes)."""
-    queue = {
-        "apiVersion": QUEUES.api_version,
-        "kind": "Queue",
-        "metadata": {"name": namespace},
-        "spec": {"weight": 1, "capability": {"nvidia.com/gpu": "16"}},
-    }
-    await kube_of(api).request("POST", QUEUES.path(), body=queue)
+    await kube_of(api).request("POST", QUEUES.path(), body=capped_queue(namespace, 16))
     yield namespace
     await kube_of(api).request("DELETE", QUEUES.path("", namespace))
 

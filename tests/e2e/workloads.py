@@ -24,7 +24,7 @@ from gangway_runtime.kube import ApiResource
 from gangway_runtime.status import PODCLIQUESETS
 from tests.e2e.conftest import Nodes, Up
 from tests.support.backends import live
-from tests.support.kube import ensure_priority_class, kube_of, server_side_apply
+from tests.support.kube import kube_of, server_side_apply
 from tests.support.manifests import on_scheduler
 from tests.support.podgang import condition, gated, objects, podgangs, pods, workload
 from tests.support.store import eventually
@@ -266,47 +266,6 @@ async def gang_where(
         partial(podgangs, api, namespace), lambda g: name in g and check(g[name]), within
     )
     return found[name]
-
-
-async def a_higher_priority_gang_preempts_a_placed_one(
-    api: ApiClient,
-    namespace: str,
-    nodes: Nodes,
-    on: Callable[[dict[str, Any]], dict[str, Any]] = lambda pcs: pcs,
-) -> dict[str, dict[str, Any]]:
-    """Two 4-GPU nodes, a gang ``low`` of two 4-GPU pods placed on them, then a gang ``high``
-    of the same at a higher priority class (``spec.template.priorityClassName``, which every
-    pod carries): the scheduler takes the low gang's room for the high one, and the low gang
-    holds no node and says ``Preempted`` (its victims' DisruptionTarget, gone within the
-    second) while it waits. ``on``: the PodCliqueSets on the scheduler under test. The
-    PodGangs, once so."""
-    await ensure_priority_class(api, "e2e-low", 100)
-    await ensure_priority_class(api, "e2e-high", 100_000)
-    await nodes.add(2, gpus=4)
-    low = on(whole_gang(namespace, "low", nodes, 2, 4))
-    low["spec"]["template"]["priorityClassName"] = "e2e-low"
-    await server_side_apply(api, low, namespace)
-    await gang_where(
-        api, namespace, "low-0", lambda g: g.get("status", {}).get("phase") == "Running"
-    )
-    high = on(whole_gang(namespace, "high", nodes, 2, 4))
-    high["spec"]["template"]["priorityClassName"] = "e2e-high"
-    await server_side_apply(api, high, namespace)
-
-    def high_placed_low_waiting(gangs: dict[str, dict[str, Any]]) -> bool:
-        return (
-            scheduled(gangs.get("high-0", {})).get("status") == "True"
-            and scheduled(gangs.get("low-0", {})).get("reason") == "Preempted"
-        )
-
-    gangs = await eventually(
-        partial(podgangs, api, namespace), high_placed_low_waiting, PLACED_WITHIN
-    )
-    found = await pods(api, namespace)
-    assert {p["spec"].get("priorityClassName") for p in of_gang(found, "high-0")} == {"e2e-high"}
-    assert bound(of_gang(found, "high-0")) == 2
-    assert bound(of_gang(found, "low-0")) == 0, "the lower gang holds no node: whole or nothing"
-    return gangs
 
 
 async def pods_version(api: ApiClient, namespace: str) -> str:

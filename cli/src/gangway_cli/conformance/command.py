@@ -27,6 +27,7 @@ from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldErrors
 from gangway_contracts.permissions import backend_user
 from gangway_contracts.resources import backend_resources
+from gangway_localcluster.controlplane import LOCAL_SCHEDULERS, CappedQueue
 from gangway_localcluster.kai import DEFAULT_QUEUE as KAI_DEFAULT_QUEUE
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import Kube, KubeError
@@ -108,6 +109,7 @@ async def _run_all(
     args: argparse.Namespace,
     *,
     restart_backend: Callable[[], Awaitable[None]] | None = None,
+    capped_queue: Callable[[str, int], CappedQueue] | None = None,
 ) -> list[Result]:
     backend = args.backend
     # What the backend makes per gang (not what it only reads, as Volcano's Queues).
@@ -124,6 +126,7 @@ async def _run_all(
             timeout=args.timeout,
             settle=args.settle,
             restart_backend=restart_backend,
+            capped_queue=capped_queue,
         )
         say(f"{name}: {promise(name)}")
         started = time.monotonic()
@@ -164,8 +167,16 @@ async def _on_local(
         await asyncio.to_thread(services.restart, backend_user(args.backend))
 
     async with Kube(await api_client(local.cp.kubeconfig)) as kube:
-        room = LocalRoom(local)
-        return await _run_all(kube, room, config, names, args, restart_backend=restart_backend)
+        scheduler = LOCAL_SCHEDULERS.get(args.backend)
+        return await _run_all(
+            kube,
+            LocalRoom(local),
+            config,
+            names,
+            args,
+            restart_backend=restart_backend,
+            capped_queue=scheduler.capped_queue if scheduler else None,
+        )
 
 
 async def _on_existing(

@@ -19,6 +19,7 @@ from gangway_runtime.kube import ApiResource, Kube
 from gangway_runtime.status import PODS
 
 POOL_LABEL: Final = "gangway.dev/conformance-pool"
+RACK_LABEL: Final = "gangway.dev/conformance-rack"  # the racks of a topology scenario
 GPU: Final = "nvidia.com/gpu"
 LOCAL_GPUS: Final = 4  # per kwok node, all asked by each pod
 NODES: Final = ApiResource("", "v1", "nodes", namespaced=False)
@@ -34,8 +35,9 @@ class Room(Protocol):
     def asks(self) -> dict[str, str]:
         """What each pod requests (and is limited to): one fits a node of the room."""
 
-    async def nodes(self, pool: str, count: int) -> None:
-        """``count`` more nodes in ``pool``; Lacking when there are no more."""
+    async def nodes(self, pool: str, count: int, rack: str = "") -> None:
+        """``count`` more nodes in ``pool`` (in ``rack``: labelled :data:`RACK_LABEL`);
+        Lacking when there are no more."""
 
     async def release(self) -> None:
         """Every node back as it was (after each scenario)."""
@@ -52,12 +54,11 @@ class LocalRoom:
     def asks(self) -> dict[str, str]:
         return {GPU: str(LOCAL_GPUS)}
 
-    async def nodes(self, pool: str, count: int) -> None:
+    async def nodes(self, pool: str, count: int, rack: str = "") -> None:
         first = self.made.get(pool, 0)
         self.made[pool] = first + count
-        made = NodePool(
-            count=count, gpus=LOCAL_GPUS, prefix=pool, first=first, labels={POOL_LABEL: pool}
-        )
+        placed = {POOL_LABEL: pool, **({RACK_LABEL: rack} if rack else {})}
+        made = NodePool(count=count, gpus=LOCAL_GPUS, prefix=pool, first=first, labels=placed)
         await asyncio.to_thread(self.local.cp.add_nodes, made)
 
     async def release(self) -> None:
@@ -98,12 +99,14 @@ class FoundRoom:
         unit = "GPUs" if self.resource == GPU else "millicores"
         return f"{len(self.free)} nodes with room for one pod of {self.size} {unit}"
 
-    async def nodes(self, pool: str, count: int) -> None:
+    async def nodes(self, pool: str, count: int, rack: str = "") -> None:
+        if rack:
+            raise Lacking("puts nodes in racks of its own: on the local cluster only")
         if not self.surveyed:
             await self.survey()
         if len(self.free) < count:
             raise Lacking(
-                f"needs {count + len(self.taken)} nodes with room for one pod of "
+                f"too little room: needs {count + len(self.taken)} nodes with room for one pod of "
                 f"{self.asks}; the cluster has {len(self.free) + len(self.taken)}"
             )
         for name in self.free[:count]:

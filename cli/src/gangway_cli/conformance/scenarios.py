@@ -1,8 +1,8 @@
 """The promises a backend and its scheduler keep, one scenario each: what it promises (its
 docstring, printed with ``--list``), the nodes it takes, the workloads it submits and what
-must follow. Each gets nodes of its own (kwok: room counted in 4-GPU nodes) and namespaces
-of its own, so one does not see another's pods. Read by backend authors: a failure says
-which pods were bound where and what the scheduler said."""
+must follow. Each gets nodes of its own (room counted in nodes that hold one of its pods:
+``room.py``) and namespaces of its own, so one does not see another's pods. Read by backend
+authors: a failure says which pods were bound where and what the scheduler said."""
 
 from __future__ import annotations
 
@@ -11,9 +11,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gangway_cli.conformance.stage import Stage, clique, scaling_group
+from gangway_cli.conformance.room import RACK_LABEL
+from gangway_cli.conformance.stage import Stage, bound_by, clique, scaling_group
 from gangway_cli.why import GangState, Workload
 from gangway_contracts import labels
+from gangway_contracts.grove import GROVE_GROUP, GROVE_VERSION
+from gangway_runtime.kube import ApiResource
+
+PRIORITY_CLASSES: Final = ApiResource("scheduling.k8s.io", "v1", "priorityclasses", False)
+LOW, HIGH = "gangway-conformance-low", "gangway-conformance-high"
+# Below 100, so KAI counts the lower gang preemptible (its classes of 100 and more are not).
+PRIORITIES: Final = {LOW: 50, HIGH: 100_000}
+TOPOLOGY: Final = "gangway-conformance"  # a ClusterTopologyBinding of racks only
+TOPOLOGY_BINDINGS: Final = ApiResource(GROVE_GROUP, GROVE_VERSION, "clustertopologybindings", False)
 
 
 @dataclass(frozen=True)
@@ -97,7 +107,7 @@ def _leader_and_workers(stage: Stage, name: str, pool: str, workers: int) -> dic
     )
 
 
-def _gangs(bound: dict[str, int]) -> str:
+def _counts(bound: dict[str, int]) -> str:
     return ", ".join(f"{gang} {count}" for gang, count in sorted(bound.items()))
 
 
@@ -111,12 +121,12 @@ async def base_gang_first(stage: Stage) -> Outcome:
     await stage.verdict(pcs)
     early = await stage.bound(pcs, by=labels.PODGANG)
     if sum(early.values()):
-        return Outcome(False, f"on room for 2, pods bound by gang: {_gangs(early)}")
+        return Outcome(False, f"on room for 2, pods bound by gang: {_counts(early)}")
     await stage.nodes(1, pool=pool)
     await stage.until_bound(pcs, 3)
     base = await stage.bound(pcs, by=labels.PODGANG)
     if base.get("scaled-0") != 3:
-        return Outcome(False, f"on room for 3, pods bound by gang: {_gangs(base)}")
+        return Outcome(False, f"on room for 3, pods bound by gang: {_counts(base)}")
     await stage.nodes(2, pool=pool)
     if (placed := await stage.until_bound(pcs, 5)) < 5:
         return Outcome(False, f"on room for 5: {placed} of 5 pods bound")
@@ -138,7 +148,7 @@ async def scale_out_and_in(stage: Stage) -> Outcome:
     await stage.verdict(pcs)
     out = await stage.bound(pcs, by=labels.PODGANG)
     if sum(out.values()) - out.get("elastic-0", 0):  # the scaled gang's
-        return Outcome(False, f"scaled out on room for 1 more pod: {_gangs(out)} bound")
+        return Outcome(False, f"scaled out on room for 1 more pod: {_counts(out)} bound")
     await stage.nodes(1, pool=pool)
     if (placed := await stage.until_bound(pcs, 5)) < 5:
         return Outcome(False, f"scaled out on room for 2 more: {placed} of 5 bound")
@@ -198,6 +208,100 @@ async def backend_killed(stage: Stage) -> Outcome:
     return Outcome(True, f"4 of 4 bound after the restart, with {', '.join(made) or 'nothing'}")
 
 
+async def priority_moves_whole_gangs(stage: Stage) -> Outcome:
+    """A gang of two placed on room for two, then one of a higher priority class: either
+    the lower gang loses its room whole (none of its pods bound) and the higher one is
+    placed whole, or nothing moves (a scheduler that does not preempt a gang at its
+    minimum); never part of either."""
+    for name, value in PRIORITIES.items():
+        made = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": value}
+        await stage.cluster_object(PRIORITY_CLASSES, {**made, "metadata": {"name": name}})
+    pool = await stage.nodes(2)
+    low, high = (
+        _at(stage.workload(stage.namespace(), name, pool, clique("worker", 2, 2)), priority)
+        for name, priority in (("low", LOW), ("high", HIGH))
+    )
+    await stage.apply(low)
+    if (placed := await stage.until_bound(low, 2)) < 2:
+        return Outcome(False, f"the lower gang: {placed} of 2 pods bound on room for 2")
+    await stage.apply(high)
+    waiting = _first(await stage.verdict(high))
+    if sum((await stage.bound(high)).values()) == 0:
+        still = sum((await stage.bound(low)).values())
+        said = (
+            f"nothing moved: the lower gang keeps {still} of 2, the higher waits ({_said(waiting)})"
+        )
+        return Outcome(still == 2, said)
+    highs = await stage.until_bound(high, 2)
+    lows = await stage.until(low, lambda pods: not any(bound_by(pods).values()))
+    left = sum(bound_by(lows).values())
+    lower = _first(await stage.verdict(low))
+    said = f"the higher gang: {highs} of 2 bound; the lower: {left} of 2 ({_said(lower)})"
+    return Outcome(highs == 2 and left == 0, said)
+
+
+def _at(pcs: dict[str, Any], priority_class: str) -> dict[str, Any]:
+    pcs["spec"]["template"]["priorityClassName"] = priority_class
+    return pcs
+
+
+async def packed_in_one_rack(stage: Stage) -> Outcome:
+    """A gang packed by rack (required) lands in one rack: a rack of three nodes and one of
+    four, a gang of four pods — all four in the rack of four, where spread over both they
+    would fit too."""
+    levels = [{"domain": "rack", "key": RACK_LABEL}]
+    binding = {
+        "apiVersion": TOPOLOGY_BINDINGS.api_version,
+        "kind": "ClusterTopologyBinding",
+        "metadata": {"name": TOPOLOGY},
+        "spec": {"levels": levels},
+    }
+    pool = await stage.nodes(3, rack="rack-3")
+    await stage.nodes(4, pool=pool, rack="rack-4")
+    await stage.cluster_object(TOPOLOGY_BINDINGS, binding)
+    pcs = stage.workload(stage.namespace(), "packed", pool, clique("worker", 4, 4))
+    pcs["spec"]["template"]["topologyConstraint"] = {
+        "topologyName": TOPOLOGY,
+        "pack": {"required": "rack"},
+    }
+    await stage.apply(pcs, refusal_declines=True)
+    if (placed := await stage.until_bound(pcs, 4)) < 4:
+        said = _said(_first(await stage.verdict(pcs)))
+        return Outcome(False, f"{placed} of 4 pods bound on room for 4 in one rack ({said})")
+    racks = await stage.racks(await stage.pods(pcs))
+    said = f"4 of 4 bound, by rack: {_counts(racks)}"
+    return Outcome(set(racks) == {"rack-4"}, said)
+
+
+async def queue_holds_gangs_whole(stage: Stage) -> Outcome:
+    """A queue capped at two pods' GPUs and two gangs of two in it, on room for four: the
+    first is placed whole; the second waits whole (no pod bound, its reason said) until the
+    first is deleted, then it is placed whole."""
+    in_queue = await stage.queue(2 * stage.gpus_per_pod())
+    pool = await stage.nodes(4)
+    first, second = (
+        _labelled(stage.workload(stage.namespace(), name, pool, clique("worker", 2, 2)), in_queue)
+        for name in ("first", "second")
+    )
+    await stage.apply(first)
+    if (placed := await stage.until_bound(first, 2)) < 2:
+        return Outcome(False, f"the first gang: {placed} of 2 pods bound in its queue")
+    await stage.apply(second)
+    waiting = _first(await stage.verdict(second))
+    if bound := sum((await stage.bound(second)).values()):
+        return Outcome(False, f"the second gang, over the queue's cap: {bound} of 2 bound")
+    await stage.delete(first)
+    if (placed := await stage.until_bound(second, 2)) < 2:
+        return Outcome(False, f"the first gone, the second: {placed} of 2 pods bound")
+    said = f"the second waited whole ({_said(waiting)}), then was placed whole"
+    return Outcome(True, said)
+
+
+def _labelled(pcs: dict[str, Any], more: dict[str, str]) -> dict[str, Any]:
+    pcs["metadata"]["labels"] = {**pcs["metadata"]["labels"], **more}
+    return pcs
+
+
 async def delete_cleans_up(stage: Stage) -> Outcome:
     """Deleting a running workload leaves nothing of it: no pod, no PodGang, none of the
     backend's objects."""
@@ -225,6 +329,9 @@ SCENARIOS: Final[dict[str, Check]] = {
     "scale-out-and-in": scale_out_and_in,
     "roll-makes-a-new-gang": roll_makes_a_new_gang,
     "backend-killed": backend_killed,
+    "priority-moves-whole-gangs": priority_moves_whole_gangs,
+    "packed-in-one-rack": packed_in_one_rack,
+    "queue-holds-gangs-whole": queue_holds_gangs_whole,
     "delete-cleans-up": delete_cleans_up,
 }
 

@@ -7,18 +7,20 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any, Final
 
 import msgspec
 
 from gangway_cli.cluster import apply
-from gangway_cli.conformance.room import POOL_LABEL, Lacking, Room
+from gangway_cli.conformance.room import GPU, NODES, POOL_LABEL, RACK_LABEL, Lacking, Room
 from gangway_cli.whatif import NAMESPACES, until_decided
 from gangway_cli.why import Workload
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.mirrored import MirroredResource
+from gangway_localcluster.controlplane import CappedQueue
 from gangway_podgang.features import UNSUPPORTED_FEATURE
 from gangway_podgang.progress import FEATURES_SUPPORTED
 from gangway_runtime.kube import ApiResource, Kube, KubeError
@@ -76,17 +78,48 @@ class Stage:
     settle: float
     # SIGKILL the backend's process and start it again (None: it is not ours to kill).
     restart_backend: Callable[[], Awaitable[None]] | None = None
+    # A queue of the backend's scheduler, capped (None: it has none the kit can make).
+    capped_queue: Callable[[str, int], CappedQueue] | None = None
     applied: list[dict[str, Any]] = field(default_factory=list)  # to delete after
+    cluster_objects: list[str] = field(default_factory=list)  # and these, by path
 
-    async def nodes(self, count: int, pool: str = "") -> str:
-        """``count`` more nodes in ``pool`` (default: the scenario's); the pool's name,
-        which its workloads select. Declined when the cluster has no more."""
+    async def nodes(self, count: int, pool: str = "", rack: str = "") -> str:
+        """``count`` more nodes in ``pool`` (default: the scenario's) and ``rack``; the
+        pool's name, which its workloads select. Declined when the cluster has no more."""
         pool = pool or f"cf-{self.scenario}"
         try:
-            await self.room.nodes(pool, count)
+            await self.room.nodes(pool, count, rack)
         except Lacking as exc:
-            raise Declined(f"too little room: {exc}") from None
+            raise Declined(str(exc)) from None
         return pool
+
+    async def cluster_object(self, resource: ApiResource, made: dict[str, Any]) -> None:
+        """A cluster-scoped object the scenario needs (a PriorityClass, a topology), applied
+        now and deleted with the scenario's workloads."""
+        await apply(self.kube, resource, made, FIELD_MANAGER)
+        self.cluster_objects.append(resource.path("", made["metadata"]["name"]))
+
+    def gpus_per_pod(self) -> int:
+        return int(self.room.asks.get(GPU, "0"))
+
+    async def queue(self, gpus: int) -> dict[str, str]:
+        """A queue of the backend's scheduler that holds ``gpus`` GPUs at most, deleted with
+        the scenario; the labels that put a workload in it. Declined where the kit cannot
+        make one."""
+        if self.capped_queue is None:
+            raise Declined(
+                "makes a queue of the backend's scheduler: the local cluster knows how only "
+                "for a scheduler it runs that has queues"
+            )
+        made = self.capped_queue(f"cf-{self.scenario}", gpus)
+        for collection, queue in made.objects:
+            try:
+                await self.kube.request("POST", collection, body=queue)
+            except KubeError as exc:
+                if exc.status != HTTPStatus.CONFLICT:
+                    raise
+            self.cluster_objects.append(f"{collection}/{queue['metadata']['name']}")
+        return made.labels
 
     def namespace(self, suffix: str = "") -> str:
         return f"conformance-{self.scenario}{'-' + suffix if suffix else ''}"
@@ -121,12 +154,19 @@ class Stage:
             },
         }
 
-    async def apply(self, pcs: dict[str, Any]) -> None:
-        """Apply a workload; Declined when the backend declares part of it unsupported."""
+    async def apply(self, pcs: dict[str, Any], refusal_declines: bool = False) -> None:
+        """Apply a workload; Declined when the backend declares part of it unsupported (or,
+        ``refusal_declines``, when admission refuses it: what the scenario asks for is a
+        feature the backend may lack)."""
         namespace = pcs["metadata"]["namespace"]
         made = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
         await apply(self.kube, NAMESPACES, made, FIELD_MANAGER)
-        await apply(self.kube, PODCLIQUESETS, pcs, FIELD_MANAGER)
+        try:
+            await apply(self.kube, PODCLIQUESETS, pcs, FIELD_MANAGER)
+        except KubeError as exc:
+            if refusal_declines and exc.status in (HTTPStatus.BAD_REQUEST, 422):
+                raise Declined(f"refused at admission: {exc.message}") from None
+            raise
         self.applied.append(pcs)
         if declared := await self.declared_unsupported(pcs):
             raise Declined(f"declared unsupported: {declared}")
@@ -161,15 +201,23 @@ class Stage:
         """Delete what the scenario applied and wait until nothing of it is left, so that
         the next scenario finds the scheduler's queues and shares as they were; what is
         left after ``timeout``."""
-        left = []
-        for pcs in self.applied:
+        workloads = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in self.applied}
+        for pcs in workloads.values():  # all at once: one may hold what another waits for
             try:
                 await self.delete(pcs)
             except KubeError as exc:
-                if exc.status != 404:
+                if exc.status != HTTPStatus.NOT_FOUND:
                     raise
-            left += await self.until_gone(pcs)
-        return left
+        left: dict[str, None] = {}
+        for pcs in workloads.values():
+            left.update(dict.fromkeys(await self.until_gone(pcs)))
+        for path in reversed(self.cluster_objects):  # children before their parents
+            try:
+                await self.kube.request("DELETE", path)
+            except KubeError as exc:
+                if exc.status != HTTPStatus.NOT_FOUND:
+                    raise
+        return list(left)
 
     async def delete(self, pcs: dict[str, Any]) -> None:
         meta = pcs["metadata"]
@@ -212,6 +260,16 @@ class Stage:
             if not left or time.monotonic() > deadline:
                 return left
             await asyncio.sleep(0.5)
+
+    async def racks(self, pods: list[dict[str, Any]]) -> dict[str, int]:
+        """The bound ``pods`` by the rack of their node."""
+        found: dict[str, int] = {}
+        for pod in pods:
+            if node := pod["spec"].get("nodeName"):
+                read = await self.kube.read(NODES, "", node)
+                rack = ((read or {}).get("metadata", {}).get("labels") or {}).get(RACK_LABEL, "")
+                found[rack] = found.get(rack, 0) + 1
+        return found
 
     async def pods(self, pcs: dict[str, Any]) -> list[dict[str, Any]]:
         meta = pcs["metadata"]

@@ -707,6 +707,15 @@ class ControlPlane(processes.Supervised):
 
 
 @dataclass(frozen=True)
+class CappedQueue:
+    """A scheduler's queue with a cap: the objects that make it, each with the collection it
+    is created in (parents first), and the labels that put a PodCliqueSet in it."""
+
+    objects: list[tuple[str, dict[str, Any]]]
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
 class LocalScheduler:
     """A scheduler the local cluster runs beside kube-scheduler, for one built-in backend."""
 
@@ -720,6 +729,9 @@ class LocalScheduler:
     crds: Callable[[Any], tuple[Path, ...]]  # its CRDs, from the same module download
     start: Callable[[ControlPlane, str, Any], None]  # its processes, serving a schedulerName
     note: str = ""  # what else `gangway up` says of it (a queue it made for the demo)
+    # A queue of its scheduler holding ``gpus`` GPUs at most, for a conformance scenario
+    # (None: it has no queues).
+    capped_queue: Callable[[str, int], CappedQueue] | None = None
 
     def start_on(self, cp: ControlPlane, name: str) -> None:
         """Built (once), its CRDs installed, started on a running control plane."""
@@ -757,6 +769,13 @@ LOCAL_SCHEDULERS: Final[dict[str, LocalScheduler]] = {
                 f"KAI queue {kai_scheduler.DEFAULT_QUEUE} (under "
                 f"{kai_scheduler.DEFAULT_PARENT_QUEUE}) for the demo"
             ),
+            capped_queue=lambda name, gpus: CappedQueue(
+                [
+                    (kai_scheduler.QUEUES_PATH, queue)
+                    for queue in kai_scheduler.queues(name, f"{name}-department", gpus)
+                ],
+                {kai_scheduler.QUEUE_LABEL: name},
+            ),
         ),
         LocalScheduler(
             backend="coscheduling",
@@ -782,6 +801,9 @@ LOCAL_SCHEDULERS: Final[dict[str, LocalScheduler]] = {
             crds=lambda binary: tuple(vc.VOLCANO.crds()),
             start=lambda cp, name, binary: cp._start_volcano(name, binary),
             note=f"Volcano queue {vc.DEFAULT_QUEUE}",
+            capped_queue=lambda name, gpus: CappedQueue(
+                [(vc.QUEUES_PATH, vc.capped_queue(name, gpus))], {vc.QUEUE_KEY: name}
+            ),
         ),
     )
 }

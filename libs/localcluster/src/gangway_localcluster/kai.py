@@ -137,6 +137,9 @@ def queues(name: str, department: str, gpu_limit: float = -1) -> list[dict[str, 
     ]
 
 
+QUEUE_LABEL: Final = "kai.scheduler/queue"  # where a PodCliqueSet names its KAI queue
+
+
 def default_queues() -> list[dict[str, Any]]:
     """KAI's default department and queue, unlimited: what a local cluster starts with."""
     return queues(DEFAULT_QUEUE, DEFAULT_PARENT_QUEUE)

@@ -20,7 +20,7 @@ CRDs come from the same module download as the binary.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from gangway_localcluster.build import WrappedModule
 
@@ -42,6 +42,21 @@ VOLCANO: Final = WrappedModule(
 # The name Volcano's own install gives its scheduler (and the one Grove's backend writes).
 SCHEDULER_NAME: Final = "volcano"
 DEFAULT_QUEUE: Final = "default"
+QUEUES_PATH: Final = "/apis/scheduling.volcano.sh/v1beta1/queues"
+# Where a PodCliqueSet names its Volcano queue (Grove's key; a label or an annotation).
+QUEUE_KEY: Final = "scheduling.grove.io/volcano-queue"
+
+
+def capped_queue(name: str, gpus: int) -> dict[str, Any]:
+    """A Volcano Queue whose gangs may hold ``gpus`` GPUs at most."""
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1, "capability": {"nvidia.com/gpu": str(gpus)}},
+    }
+
+
 # Volcano's shipped configuration: gang in the first tier (all or nothing, per-task minimums),
 # queue shares and capabilities (proportion) and the usual node filters in the second.
 SCHEDULER_CONF: Final = {
