@@ -39,10 +39,6 @@ BUILT_IN: dict[str, dict[str, str]] = {
 }
 # Those that preempt a placed gang for a higher one (Volcano's gang plugin does not).
 PREEMPTS = {"default-scheduler", "kai-scheduler", "coscheduling", "koordinator"}
-# koord-scheduler v1.8.0 has been seen (about one run in five) to bind a gang's pods but one
-# once room came, and to try that one again only at its unschedulable queue's 5-minute
-# flush: the kit waits that long there (the evidence says how long it took).
-SLOW: dict[str, tuple[str, ...]] = {"koordinator": ("--timeout", "330")}
 # The broken backends, on the scenarios that tell them apart: drops-minimum lets a gang be
 # placed in part; keys-by-name fails only where a second workload has the first one's name.
 BROKEN_RESULTS: dict[str, dict[str, str]] = {
@@ -97,9 +93,7 @@ def expected(results: dict[str, str], scenarios: list[str]) -> tuple[dict[str, s
 
 @pytest.mark.parametrize("backend", BUILT_IN)
 async def test_each_built_in_backend_keeps_what_it_declares(backend: str) -> None:
-    code, report, said = await asyncio.to_thread(
-        conformance, "--backend", backend, *SLOW.get(backend, ())
-    )
+    code, report, said = await asyncio.to_thread(conformance, "--backend", backend)
     found, exit_status = expected(BUILT_IN[backend], list(SCENARIOS))
     assert statuses(report) == found, said
     assert code == exit_status, said
