@@ -113,7 +113,12 @@ async def test_what_the_api_server_refuses_of_the_pods_is_refused_naming_the_fie
             await patch(
                 api, f"/api/v1/namespaces/{namespace}", {"metadata": {"labels": restricted}}
             )
-            forbidden = await create(api, _workload(namespace, "privileged"), namespace, True)
+            # Pod Security reads the namespace's labels from the API server's cache: the level
+            # holds a moment after the patch (the create is a dry run: try it again).
+            privileged = _workload(namespace, "privileged")
+            forbidden = await eventually(
+                partial(create, api, privileged, namespace, True), lambda said: said != ""
+            )
         # Without the dry run each of them is admitted: the PodCliqueSet would exist and
         # its pods would never be made.
         async with (
