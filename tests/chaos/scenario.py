@@ -75,7 +75,7 @@ class System:
         self.services.kill(name)
 
     def restart(self, name: str) -> None:
-        self.services.add(name, MODULES[name])
+        self.services.start_again(name)
 
     def replica(self, service: str, number: int) -> str:
         """Start replica ``number`` of ``service`` (same settings, same consumers)."""

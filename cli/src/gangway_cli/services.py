@@ -90,6 +90,10 @@ class LocalServices(processes.Supervised):
     def restart(self, name: str) -> None:
         """SIGKILL one service and start it again as it was started; ready on return."""
         self.kill(name)
+        self.start_again(name)
+
+    def start_again(self, name: str) -> None:
+        """Start a service that was killed, as it was started; ready on return."""
         module, settings_of, command = self.started[name]
         self.add(name, module, settings_of, command)
 

@@ -76,7 +76,6 @@ class FoundRoom:
     size: Decimal = Decimal(0)
     free: list[str] = field(default_factory=list)  # nodes not taken yet, by name
     taken: list[str] = field(default_factory=list)
-    surveyed: bool = False
 
     @property
     def asks(self) -> dict[str, str]:
@@ -95,14 +94,13 @@ class FoundRoom:
             name: free[self.resource] for name, free in room.items() if self.resource in free
         }
         self.size, self.free = one_pod_each(by_node)
-        self.surveyed = True
         unit = "GPUs" if self.resource == GPU else "millicores"
         return f"{len(self.free)} nodes with room for one pod of {self.size} {unit}"
 
     async def nodes(self, pool: str, count: int, rack: str = "") -> None:
         if rack:
             raise Lacking("puts nodes in racks of its own: on the local cluster only")
-        if not self.surveyed:
+        if not self.resource:  # not surveyed yet
             await self.survey()
         if len(self.free) < count:
             raise Lacking(

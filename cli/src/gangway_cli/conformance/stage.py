@@ -19,6 +19,7 @@ from gangway_cli.why import Workload
 from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet
+from gangway_contracts.k8s import find_condition
 from gangway_contracts.mirrored import MirroredResource
 from gangway_localcluster.controlplane import CappedQueue
 from gangway_podgang.features import UNSUPPORTED_FEATURE
@@ -164,7 +165,8 @@ class Stage:
         try:
             await apply(self.kube, PODCLIQUESETS, pcs, FIELD_MANAGER)
         except KubeError as exc:
-            if refusal_declines and exc.status in (HTTPStatus.BAD_REQUEST, 422):
+            refused = (HTTPStatus.BAD_REQUEST, HTTPStatus.UNPROCESSABLE_ENTITY)
+            if refusal_declines and exc.status in refused:
                 raise Declined(f"refused at admission: {exc.message}") from None
             raise
         self.applied.append(pcs)
@@ -179,14 +181,11 @@ class Stage:
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             found = await self.kube.read(PODCLIQUESETS, meta["namespace"], meta["name"])
-            generation = (found or {}).get("metadata", {}).get("generation")
-            for condition in (found or {}).get("status", {}).get("conditions", []):
-                if (
-                    condition["type"] == FEATURES_SUPPORTED
-                    and condition.get("observedGeneration") == generation
-                ):
-                    unsupported = condition["reason"] == UNSUPPORTED_FEATURE
-                    return str(condition.get("message", "")) if unsupported else ""
+            live = from_object(found, PodCliqueSet) if found else None
+            if live is not None and live.status is not None:
+                judged = find_condition(live.status.conditions, FEATURES_SUPPORTED)
+                if judged is not None and judged.observed_generation == live.metadata.generation:
+                    return judged.message if judged.reason == UNSUPPORTED_FEATURE else ""
             await asyncio.sleep(0.5)
         return ""
 
