@@ -107,11 +107,16 @@ def up(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Up]:
-    """``gangway up --kubeconfig`` with the module's ``CONFIG``; Ctrl-C after its tests,
-    which must end it cleanly and take its webhook registration away."""
+    """``gangway up --kubeconfig`` with the module's ``CONFIG`` (its ``OPERATOR``: a whole
+    operator configuration); Ctrl-C after its tests, which must end it cleanly and take its
+    webhook registration away. A module whose configuration enables Kueue has Kueue's
+    manager started in the cluster first (once, kept for the session)."""
     workdir = tmp_path_factory.mktemp("up")
     config, ready, log = workdir / "operator.yaml", workdir / "ready.env", workdir / "up.log"
-    config.write_text(yaml.safe_dump({"scheduler": request.module.CONFIG}))
+    operator = getattr(request.module, "OPERATOR", {"scheduler": request.module.CONFIG})
+    if operator.get("kueue", {}).get("enabled"):
+        e2e_cluster.start_kueue()
+    config.write_text(yaml.safe_dump(operator))
     command = [
         str(Path(sys.executable).parent / "gangway"),
         "up",

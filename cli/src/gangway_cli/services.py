@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from gangway_contracts import kueue
 from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import (
     SchedulerConfig,
@@ -20,10 +21,12 @@ from gangway_localcluster import processes
 def services_for(config: SchedulerConfig) -> list[tuple[str, str]]:
     """(name, module) of every service to run for a configuration, in start order: the
     watcher first (everyone reads its mirror), the podgang service, one backend per
-    enabled profile, then admission (it asks the backends)."""
+    enabled profile, the Kueue stage when enabled, then admission (it asks the backends)."""
     found = [("watcher", "gangway_watcher"), ("podgang", "gangway_podgang")]
     table = builtin_backends()  # an external backend is its vendor's to run
     found += [(f"backend-{name}", table[name].service) for name in config.enabled if name in table]
+    if config.kueue:
+        found.append((kueue.STAGE, "gangway_stage_kueue"))
     found.append(("admission", "gangway_admission"))
     return found
 

@@ -17,6 +17,8 @@
           resources: [podgroups.scheduling.example.com/v1]   # what the watcher mirrors for it
       # or, Grove's later form instead of `default: true`:
       # defaultProfileName: kai-scheduler
+    kueue:
+      enabled: true                   # Kueue admits gangs against quota first (docs/backends.md)
 
 Rules: ``default-scheduler`` (alias ``kube-scheduler``) is always enabled; at most one
 default (none: default-scheduler); built-in backends get typed configuration, unknown keys
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -82,6 +84,10 @@ class _Profile(Written):
     resources: list[str] = []
 
 
+class _KueueSection(Written):
+    enabled: bool = False
+
+
 class _SchedulerSection(Written):
     profiles: list[_Profile] = []
     default_profile_name: str | None = None
@@ -118,6 +124,9 @@ class SchedulerConfig:
 
     default: str
     profiles: dict[str, Profile]
+    # Kueue admits the gangs of PodCliqueSets that name a LocalQueue before their gates lift
+    # (``gangway_contracts.kueue``); the operator configuration's ``kueue.enabled``.
+    kueue: bool = False
 
     @property
     def enabled(self) -> list[str]:
@@ -366,4 +375,6 @@ def load_operator_config(text: str) -> SchedulerConfig:
         )
         raise FieldErrors([FieldError(field="network.autoMNNVLEnabled", reason=reason)])
     # Grove's loader defaults a missing section to the Kubernetes default scheduler alone.
-    return parse_scheduler_config(document.get("scheduler"))
+    config = parse_scheduler_config(document.get("scheduler"))
+    kueue = read_written(_KueueSection, document.get("kueue") or {}, "kueue")
+    return replace(config, kueue=kueue.enabled)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from gangway_contracts import kueue
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.subjects import Kind, Subjects
 
@@ -41,6 +42,14 @@ def backend(subjects: Subjects, name: str) -> Durable:
     return Durable(subjects.backend_service_name(name), (subjects.objects_filter("*", name),))
 
 
+def stage_kueue(subjects: Subjects) -> Durable:
+    """The Kueue stage: every PodGang (whichever backend owns it) and its own Workloads."""
+    filters = (subjects.objects_filter(Kind.PODGANG), subjects.objects_filter("*", kueue.STAGE))
+    return Durable(subjects.service_name(kueue.STAGE), filters)
+
+
 def durables(subjects: Subjects, config: SchedulerConfig) -> list[Durable]:
-    """Every durable consumer a configuration runs: podgang's and each enabled backend's."""
-    return [podgang(subjects), *(backend(subjects, name) for name in config.enabled)]
+    """Every durable consumer a configuration runs: podgang's, each enabled backend's and
+    the Kueue stage's when it is enabled."""
+    stages = [stage_kueue(subjects)] if config.kueue else []
+    return [podgang(subjects), *(backend(subjects, name) for name in config.enabled), *stages]

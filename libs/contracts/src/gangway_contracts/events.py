@@ -111,6 +111,18 @@ class PodGangReadyChanged(JournalEvent, frozen=True, kw_only=True):
     pods: int
 
 
+class QueueAdmissionChanged(JournalEvent, frozen=True, kw_only=True):
+    """What Kueue decided for a gang's Workload changed: admitted in ``cluster_queue``, or
+    not (``reason``: ``OverQuota``, ``QueueClosed`` while it waits, ``Preempted`` once
+    evicted), with Kueue's words."""
+
+    podgang: str
+    admitted: bool
+    reason: str
+    message: str = ""
+    cluster_queue: str = ""
+
+
 class AdmissionRejected(JournalEvent, frozen=True, kw_only=True):
     operation: str
     errors: list[FieldError]
@@ -131,6 +143,7 @@ AnyJournalEvent = (
     | PodGangPhaseChanged
     | SchedulerVerdict
     | PodGangReadyChanged
+    | QueueAdmissionChanged
     | AdmissionRejected
 )
 

@@ -7,6 +7,7 @@ offline (``gangway plan``) means what the API server would store.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Annotated, Final
 
@@ -593,3 +594,22 @@ class ClusterTopologyBinding(Wire, frozen=True, kw_only=True):
 
     def key_for(self, domain: str) -> str | None:
         return next((level.key for level in self.spec.levels if level.domain == domain), None)
+
+
+def clique_of(podgang: PodGang, pcs: PodCliqueSet, podgroup_name: str) -> PodCliqueTemplateSpec:
+    """The clique template a podgroup's pods are made from, by Grove's names:
+    ``<pcs>-<replica>-<clique>``, or ``<pcs>-<replica>-<group>-<index>-<clique>`` in a
+    scaling group. KeyError for a podgroup of no clique (a PodGang not Gangway's own)."""
+    replica = podgang.metadata.labels.get(labels.PCS_REPLICA_INDEX, "")
+    rest = podgroup_name.removeprefix(f"{pcs.metadata.name}-{replica}-")
+    template = pcs.spec.template
+    grouped = {c: g.name for g in template.pod_clique_scaling_groups for c in g.clique_names}
+    for clique in template.cliques:
+        group = grouped.get(clique.name)
+        if group is None and rest == clique.name:
+            return clique
+        if group is not None and re.fullmatch(
+            rf"{re.escape(group)}-\d+-{re.escape(clique.name)}", rest
+        ):
+            return clique
+    raise KeyError(podgroup_name)

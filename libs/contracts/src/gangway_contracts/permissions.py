@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from gangway_contracts import durables, events
+from gangway_contracts import durables, events, kueue
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.durables import Durable
 from gangway_contracts.events import JournalEvent
@@ -59,6 +59,7 @@ JOURNAL_WRITERS: Final[dict[str, tuple[type[JournalEvent], ...]]] = {
     ),
     ADMISSION: (events.AdmissionRejected,),
     "backend": (events.BackendSynced, events.BackendSyncFailed),
+    kueue.STAGE: (events.QueueAdmissionChanged,),
 }
 
 
@@ -176,10 +177,12 @@ def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str
     all_objects = f"{subjects.objects_root}.>"
     podgang = durables.podgang(subjects)
     backends = {name: durables.backend(subjects, name) for name in config.enabled}
+    stages = [durables.stage_kueue(subjects)] if config.kueue else []
 
     def deny(own: Durable | None = None) -> list[str]:
-        # The backends' in sorted order after podgang's: the Helm chart composes the same.
-        found = [podgang, *(backends[name] for name in sorted(backends))]
+        # The backends' in sorted order after podgang's, then the Kueue stage's: the Helm
+        # chart composes the same.
+        found = [podgang, *(backends[name] for name in sorted(backends)), *stages]
         return [p for d in found for p in denied_durable(subjects, d.name, own=d == own)]
 
     podgang_journal, podgang_lookups = _journal(subjects, PODGANG, PODGANG)
@@ -272,7 +275,39 @@ def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str
             deny=deny(durable),
             serves_requests=True,
         )
+    if config.kueue:
+        users[kueue.STAGE] = _stage_kueue(subjects, stages[0], deny(stages[0]))
     return users
+
+
+def _stage_kueue(subjects: Subjects, durable: Durable, deny: list[str]) -> Permissions:
+    """The Kueue stage: its durable consumer over every PodGang and its Workloads, the
+    resync over them, direct gets of them, of the PodCliqueSets they name and of the pods
+    of an evicted gang; its own journal entries. It serves no requests."""
+    objects = subjects.objects_stream
+    journal, lookups = _journal(subjects, kueue.STAGE, kueue.STAGE)
+    podgangs = subjects.objects_filter(Kind.PODGANG)
+    own = subjects.objects_filter("*", kueue.STAGE)
+    return _user(
+        subjects,
+        kueue.STAGE,
+        [
+            *_ephemerals(objects, [podgangs, own]),
+            *_direct_gets(
+                objects,
+                [
+                    podgangs,
+                    own,
+                    subjects.objects_filter(Kind.PODCLIQUESET, ""),
+                    subjects.objects_filter(Kind.POD, ""),
+                ],
+            ),
+            *_own_durable(subjects, durable),
+            *journal,
+            *lookups,
+        ],
+        deny=deny,
+    )
 
 
 def _quoted(items: Iterable[str]) -> str:

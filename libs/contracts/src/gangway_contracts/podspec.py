@@ -19,6 +19,7 @@ here is refused when podgang makes the pod, and said on the PodCliqueSet.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
@@ -232,6 +233,13 @@ class _PriorityOnly(msgspec.Struct, rename="camel"):
 def priority_class_of(pod_spec: msgspec.Raw) -> str | None:
     """A raw podSpec's priorityClassName, decoding nothing else of it."""
     return msgspec.json.decode(pod_spec, type=_PriorityOnly).priority_class_name
+
+
+def quantity_text(value: Decimal) -> str:
+    """A quantity as Kubernetes writes it: whole units, else thousandths rounded up."""
+    if value == value.to_integral_value():
+        return str(int(value))
+    return f"{math.ceil(value * 1000)}m"
 
 
 def pod_requests(pod_spec: msgspec.Raw | bytes) -> dict[str, Decimal]:

@@ -9,7 +9,7 @@ repair drift.
 
 from __future__ import annotations
 
-from gangway_contracts import labels
+from gangway_contracts import kueue, labels
 from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.cliques import PODCLIQUE_PLURAL, PODCLIQUESCALINGGROUP_PLURAL
 from gangway_contracts.config import RESOURCE_REF, SchedulerConfig
@@ -112,6 +112,7 @@ def mirrored_resources(config: SchedulerConfig) -> list[MirroredResource]:
         AUTOSCALERS,
         CLUSTER_TOPOLOGY_BINDINGS,
         *backend_resources(config),
+        *([kueue.WORKLOADS] if config.kueue else []),
     ]
 
 

@@ -38,6 +38,7 @@ from gangway_localcluster import coredns, processes
 from gangway_localcluster import coscheduling as scheduler_plugins
 from gangway_localcluster import kai as kai_scheduler
 from gangway_localcluster import koordinator as koord
+from gangway_localcluster import kueue as queueing
 from gangway_localcluster import volcano as vc
 from gangway_localcluster.build import Binaries, SecondScheduler, WrappedModule, ensure_binaries
 from gangway_localcluster.certs import CertificateAuthority, KeyPair, signing_key_pair
@@ -132,6 +133,7 @@ class ControlPlane(processes.Supervised):
     address: str = LOOPBACK
     # The other backends' schedulers running, by backend → the schedulerName each serves.
     schedulers: dict[str, str] = field(default_factory=dict)
+    kueue: bool = False  # Kueue's manager runs (start_kueue)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -446,6 +448,25 @@ class ControlPlane(processes.Supervised):
         )
         for queue in kai_scheduler.default_queues():  # as Volcano starts with its own
             self.create(kai_scheduler.QUEUES_PATH, queue)
+
+    def start_kueue(self) -> None:
+        """Kueue's manager (:mod:`gangway_localcluster.kueue`), built once, its CRDs
+        installed; ready once its readiness probe answers. Once: a second call finds it."""
+        if self.kueue:
+            return
+        binary, crds = queueing.ensure_kueue(log=True)
+        self.install_crds(crds)
+        self.crds = tuple(dict.fromkeys((*self.crds, *crds)))
+        queueing.ensure_metrics_certificate()
+        health, metrics, webhook = (processes.free_port() for _ in range(3))
+        config = queueing.write_configuration(self.workdir, health, metrics, webhook)
+        self._serve(
+            queueing.BINARY,
+            [binary, f"--config={config}"],
+            f"http://127.0.0.1:{health}/readyz",
+            env={**os.environ, "KUBECONFIG": str(self.kubeconfig)},
+        )
+        self.kueue = True
 
     def _start_second_scheduler(
         self, second: SecondScheduler, scheduler_name: str, binary: Path

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from gangway_admission.checks import check_podcliqueset, check_update
+from gangway_contracts import kueue
 from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.errors import FieldError, FieldErrors
 from gangway_contracts.grove import PodCliqueSet
@@ -89,7 +90,11 @@ async def evaluate(
     dry_run: DryRunPods | None = None,
 ) -> Verdict:
     pcs, old = request.podcliqueset, request.old
-    if old is not None and old.spec == pcs.spec:
+    # A queue named afterwards is no metadata-only change: the gates will wait for Kueue.
+    same_queue = old is not None and kueue.queue_of(old.metadata.labels) == kueue.queue_of(
+        pcs.metadata.labels
+    )
+    if old is not None and old.spec == pcs.spec and same_queue:
         return Verdict(allowed=True, reason=Reason.UNCHANGED)
     policy = policy or Policy()
     findings = check_podcliqueset(pcs, levels, policy.limits)
@@ -119,6 +124,8 @@ async def _decide(
         backend = config.backend_for(pcs)
     except FieldErrors as exc:
         return rejected(Reason.SCHEDULER, exc.errors)
+    if queue_errors := kueue.problems(pcs, config.kueue):
+        return rejected(Reason.INVALID, queue_errors)
 
     async def by_backend() -> Verdict:
         if backend in policy.unreachable:

@@ -23,8 +23,6 @@ the newer form and refuses older Volcano. Later releases still read ``minTaskMem
 
 from __future__ import annotations
 
-import math
-import re
 from decimal import Decimal
 from typing import Any, Final
 
@@ -37,8 +35,8 @@ from gangway_backendkit.protocol import Manifest
 from gangway_backendkit.queues import Queue
 from gangway_contracts import labels
 from gangway_contracts.errors import FieldError
-from gangway_contracts.grove import PodCliqueSet, PodCliqueTemplateSpec, PodGang
-from gangway_contracts.podspec import pod_requests
+from gangway_contracts.grove import PodCliqueSet, PodGang, clique_of
+from gangway_contracts.podspec import pod_requests, quantity_text
 from gangway_contracts.rpc import UnsupportedFeature
 from gangway_runtime.kube import ApiResource
 
@@ -70,25 +68,6 @@ def min_member(podgang: PodGang) -> int:
     return max(1, sum(group.min_replicas for group in podgang.spec.podgroups))
 
 
-def clique_of(podgang: PodGang, pcs: PodCliqueSet, podgroup_name: str) -> PodCliqueTemplateSpec:
-    """The clique template a podgroup's pods are made from, by Grove's names:
-    ``<pcs>-<replica>-<clique>``, or ``<pcs>-<replica>-<group>-<index>-<clique>`` in a
-    scaling group. KeyError for a podgroup of no clique (a PodGang not Gangway's own)."""
-    replica = podgang.metadata.labels.get(labels.PCS_REPLICA_INDEX, "")
-    rest = podgroup_name.removeprefix(f"{pcs.metadata.name}-{replica}-")
-    template = pcs.spec.template
-    grouped = {c: g.name for g in template.pod_clique_scaling_groups for c in g.clique_names}
-    for clique in template.cliques:
-        group = grouped.get(clique.name)
-        if group is None and rest == clique.name:
-            return clique
-        if group is not None and re.fullmatch(
-            rf"{re.escape(group)}-\d+-{re.escape(clique.name)}", rest
-        ):
-            return clique
-    raise KeyError(podgroup_name)
-
-
 def min_resources(podgang: PodGang, pcs: PodCliqueSet) -> dict[str, str]:
     """What the gang's minimum asks of the cluster: each podgroup's minReplicas pods'
     requests, summed (as Volcano's own job controller fills ``minResources``). vc-scheduler's
@@ -106,14 +85,7 @@ def min_resources(podgang: PodGang, pcs: PodCliqueSet) -> dict[str, str]:
             per_clique[clique.name] = pod_requests(clique.spec.pod_spec)
         for name, value in per_clique[clique.name].items():
             total[name] = total.get(name, Decimal(0)) + value * group.min_replicas
-    return {name: _quantity(value) for name, value in sorted(total.items()) if value > 0}
-
-
-def _quantity(value: Decimal) -> str:
-    """A quantity as Kubernetes writes it: whole units, else thousandths rounded up."""
-    if value == value.to_integral_value():
-        return str(int(value))
-    return f"{math.ceil(value * 1000)}m"
+    return {name: quantity_text(value) for name, value in sorted(total.items()) if value > 0}
 
 
 def podgroup(podgang: PodGang, queue: str, pcs: PodCliqueSet | None = None) -> Manifest:

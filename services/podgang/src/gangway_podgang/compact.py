@@ -8,9 +8,9 @@ held once. A PodCliqueSet of 5 000 gangs is 10 000 pods and 5 000 PodGangs in me
   is one, about 0.4 KB with its own strings.
 - A PodGang keeps its spec and status whole (the spec is compared whole with the plan, the
   conditions are patched by position) and of its metadata what a pod's record keeps, its
-  generation and its creation time, with its strings interned (a pod reference's name is
-  the pod's own name string) but its resourceVersion, and its owner reference and
-  conditions shared with equal ones.
+  generation, its creation time and its Kueue queue label, with its strings interned (a
+  pod reference's name is the pod's own name string) but its resourceVersion, and its
+  owner reference and conditions shared with equal ones.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from gangway_contracts import labels
+from gangway_contracts import kueue, labels
 from gangway_contracts.grove import PodGang
 from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import Condition, ObjectMeta, OwnerReference
@@ -151,6 +151,8 @@ def compact_podgang(podgang: PodGang) -> PodGang:
         # Its incarnation among them (its backend names its objects by it), and all: the
         # write that makes the gang again adds to them (a few short strings, interned).
         annotations=interned(meta.annotations),
+        # Of its labels, the Kueue queue alone: its gates wait for Kueue's admission.
+        labels=interned({k: v for k, v in meta.labels.items() if k == kueue.QUEUE_LABEL}),
     )
     return msgspec.structs.replace(
         podgang,

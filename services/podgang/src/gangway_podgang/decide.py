@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from gangway_contracts import labels, why
+from gangway_contracts import kueue, labels, why
 from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import NamespacedName
@@ -257,6 +257,8 @@ def placement_of(
         reason, message = why.BACKEND_NOT_SYNCED, refusal
     elif evicted:
         reason, message = why.PREEMPTED, evicted
+    elif gated and (queued := _queue_verdict(live)):
+        reason, message = queued
     elif gated:
         reason = why.GATED
         message = f"scheduling gates on: {held}" if held else "scheduling gates coming off"
@@ -281,6 +283,17 @@ def _refusal(live: PodGang | None) -> str | None:
     if refused is None or refused.status != "False":
         return None
     return f"{refused.reason}: {refused.message}"
+
+
+def _queue_verdict(live: PodGang | None) -> tuple[str, str] | None:
+    """What Kueue said of a gang it has not admitted, in the stage's words (``OverQuota``,
+    ``QueueClosed``, ``Preempted``, with Kueue's message)."""
+    if live is None or not kueue.queue_of(live.metadata.labels):
+        return None
+    said = live.condition(kueue.QUEUE_ADMITTED)
+    if said is None or said.status != "False":
+        return None
+    return said.reason, said.message
 
 
 def _preemption(found: list[PodRecord], live: PodGang | None) -> str | None:
@@ -492,7 +505,9 @@ class GangRules:
         absent = tuple((g, i) for g, i, pod in gang.pods if pod not in pods)
         first = Decision(
             create_pods=(PodsToCreate(gang=gang, podgang=live, pods=absent),) if absent else (),
-            delete_pods=stray_pods(gang, live, pods_of_gang),
+            delete_pods=tuple(
+                sorted({*stray_pods(gang, live, pods_of_gang), *unadmitted_pods(gang, live, pods)})
+            ),
         )
         # A pod of an earlier incarnation is an old gang's: made again once it is gone.
         now = incarnation_of(live.metadata.annotations)
@@ -531,6 +546,28 @@ def stray_pods(gang: PlannedGang, live: PodGang, pods_of_gang: list[PodRecord]) 
     )
 
 
+def unadmitted_pods(
+    gang: PlannedGang, live: PodGang, pods: Mapping[str, PodRecord]
+) -> tuple[str, ...]:
+    """The pods of a gang whose Kueue admission is gone (evicted, preempted) that its gates
+    no longer hold back: deleted together, and made again gated, so the gang stops whole
+    and waits whole until Kueue admits it again (gates can only be removed from a pod,
+    never put back)."""
+    said = live.condition(kueue.QUEUE_ADMITTED)
+    if not kueue.queue_of(live.metadata.labels) or said is None or said.status != "False":
+        return ()
+    return tuple(
+        sorted(
+            name
+            for _, _, name in gang.pods
+            if (pod := pods.get(name)) is not None
+            and not pod.deleting
+            and not pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE)
+            and pod.controller_uid == live.metadata.uid
+        )
+    )
+
+
 def gates_held_by(
     gang: PlannedGang,
     live: PodGang,
@@ -541,6 +578,9 @@ def gates_held_by(
     """Why a complete, Initialized gang's gates stay on; None when they may come off."""
     if not condition_true_now(live, labels.BACKEND_SYNCED):
         return "its backend has not synced this generation"
+    if kueue.queue_of(live.metadata.labels) and not condition_true_now(live, kueue.QUEUE_ADMITTED):
+        said = live.condition(kueue.QUEUE_ADMITTED)
+        return "Kueue has not admitted it" + (f": {said.message}" if said else "")
     base = planned.get(gang.base)
     if not gang.is_base and (base is None or not scheduled(base, pods)):
         # extra capacity waits for the gang that runs

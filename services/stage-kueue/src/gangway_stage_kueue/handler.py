@@ -1,0 +1,270 @@
+"""What the Kueue stage takes from the bus, and how it converges one PodGang.
+
+A message says which PodGang to look at: the PodGang itself (any backend's), or one of the
+stage's Workloads (Kueue wrote its decision), which names its PodGang by owner reference
+and carries its backend's label. The handler reads the current state from the mirror and
+converges, level-triggered:
+
+1. a PodGang naming a LocalQueue whose pods are all referenced (Initialized at its
+   generation) has its Workload (``workload.py``), made again when the gang changed;
+2. what Kueue decided is written on the PodGang as ``QueueAdmitted`` at its generation (the
+   gates wait for it), and journaled when it changes;
+3. a gang Kueue evicted is stopped by podgang (its placed pods deleted, made again gated);
+   once none of its pods is past its gate, the Workload's reservation is cleared, as
+   Kueue's own integrations do, and Kueue queues it again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from nats.aio.msg import Msg
+from opentelemetry import trace
+
+from gangway_backendkit.context import BackendContext
+from gangway_backendkit.protocol import NotYet
+from gangway_contracts import kueue, labels
+from gangway_contracts.codec import MALFORMED
+from gangway_contracts.events import QueueAdmissionChanged
+from gangway_contracts.grove import PodGang, podcliqueset_of
+from gangway_contracts.k8s import Condition, NamespacedName
+from gangway_contracts.records import ObjectRecord
+from gangway_contracts.subjects import Kind, ObjectKey
+from gangway_runtime import tracing
+from gangway_runtime.consumer import Route
+from gangway_runtime.journal import JournalWriter
+from gangway_runtime.objects import OwnWrites, last_per_subject
+from gangway_runtime.status import now, set_podgang_condition
+from gangway_stage_kueue import workload
+from gangway_stage_kueue.workload import PRIORITY_CLASSES, WORKLOADS, Verdict
+
+log = logging.getLogger(__name__)
+tracer = trace.get_tracer("gangway.stage_kueue")
+# How soon an evicted gang is looked at again while podgang stops it.
+STOPPING_RECHECK_SECONDS = 1.0
+
+
+class _Owner(msgspec.Struct):
+    kind: str = ""
+    name: str = ""
+
+
+class _Meta(msgspec.Struct, rename="camel"):
+    labels: dict[str, str] = {}
+    owner_references: list[_Owner] = []
+
+
+class _Labelled(msgspec.Struct):
+    """Just enough of an object to find the PodGang it is about."""
+
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+
+
+class _Gate(msgspec.Struct):
+    name: str = ""
+
+
+class _PodSpec(msgspec.Struct, rename="camel"):
+    scheduling_gates: list[_Gate] = []
+
+
+class _Pod(msgspec.Struct):
+    """Just enough of a pod to say whether it is past its gate."""
+
+    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
+
+    @property
+    def gated(self) -> bool:
+        return any(
+            g.name == labels.PODGANG_PENDING_CREATION_GATE for g in self.spec.scheduling_gates
+        )
+
+
+def _initialized_now(podgang: PodGang) -> bool:
+    found = podgang.current_condition(labels.INITIALIZED)
+    return found is not None and found.status == "True"
+
+
+def _workload_of(podgang: PodGang) -> NamespacedName:
+    meta = podgang.metadata
+    return NamespacedName(namespace=meta.namespace, name=podcliqueset_of(meta) or meta.name)
+
+
+def _same(said: Condition | None, verdict: Verdict) -> bool:
+    return (
+        said is not None
+        and (said.status == "True") == verdict.admitted
+        and said.reason == verdict.reason
+        and said.message == verdict.message
+    )
+
+
+class StageHandler:
+    def __init__(self, ctx: BackendContext) -> None:
+        self.ctx = ctx
+        self.journal = JournalWriter(ctx.js, ctx.subjects, kueue.STAGE)
+        # The QueueAdmitted this replica last wrote to each PodGang, until the mirror shows it.
+        self.said: OwnWrites[ObjectKey, Condition] = OwnWrites()
+        # PriorityClass name → value: the API server refuses a change of a class's value.
+        self.priorities: dict[str, int | None] = {}
+
+    def route(self, msg: Msg) -> Route[ObjectKey] | None:
+        """The PodGang; a Workload in a slot of its own. PodGangs naming no queue are
+        dropped here (decoded as far as their labels)."""
+        key = self.ctx.subjects.parse_object(msg.subject)
+        record = msgspec.json.decode(msg.data, type=ObjectRecord)
+        found = msgspec.json.decode(record.object, type=_Labelled).metadata
+        if key.kind == Kind.PODGANG:
+            return Route(key) if kueue.queue_of(found.labels) else None
+        owner = next((o.name for o in found.owner_references if o.kind == "PodGang"), "")
+        backend = found.labels.get(labels.SCHEDULER_NAME, "")
+        if not owner or not backend:
+            return None  # not one of the stage's: nothing to converge
+        return Route(ObjectKey(Kind.PODGANG, backend, key.namespace, owner), slot=msg.subject)
+
+    async def handle(self, key: ObjectKey, msgs: Sequence[Msg]) -> float | None:
+        parent = tracing.context_from_headers(msgs[-1].headers) if msgs else None
+        with tracer.start_as_current_span("stage-kueue admit podgang", context=parent):
+            return await self.reconcile(key)
+
+    async def keys(self) -> AsyncIterator[ObjectKey]:
+        """Every PodGang naming a queue whose QueueAdmitted does not describe it now."""
+        subjects = self.ctx.subjects
+        stored = subjects.objects_filter(Kind.PODGANG)
+        async for msg in last_per_subject(self.ctx.js, subjects.objects_stream, stored):
+            try:
+                record = msgspec.json.decode(msg.data, type=ObjectRecord)
+                podgang = msgspec.json.decode(record.object, type=PodGang)
+            except MALFORMED:
+                continue
+            if (
+                not record.deleted
+                and kueue.queue_of(podgang.metadata.labels)
+                and podgang.current_condition(kueue.QUEUE_ADMITTED) is None
+            ):
+                yield subjects.parse_object(msg.subject)
+
+    async def reconcile(self, key: ObjectKey) -> float | None:
+        record = await self.ctx.record(key)
+        if record is None or record.deleted:
+            return None  # its Workload goes with it (owner reference)
+        podgang = msgspec.json.decode(record.object, type=PodGang)
+        queue = kueue.queue_of(podgang.metadata.labels)
+        managed_by = podgang.metadata.labels.get(labels.MANAGED_BY)
+        if queue is None or managed_by == labels.MANAGED_BY_GROVE or not _initialized_now(podgang):
+            return None  # the pods' counts come with the references
+        meta = podgang.metadata
+        pcs = await self.ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
+        if pcs is None:
+            raise NotYet(f"PodCliqueSet of PodGang {meta.namespace}/{meta.name} not mirrored yet")
+        priority = await self._priority(podgang.spec.priority_class_name)
+        try:
+            desired = workload.workload(podgang, pcs, queue, priority)
+        except KeyError:
+            return None  # a podgroup of no clique: a PodGang podgang did not plan
+        await self.ctx.ensure(WORKLOADS, desired, immutable_spec=True)
+        live = await self._live(desired)
+        verdict = workload.verdict_of(live)
+        await self._report(key, podgang, msgspec.json.decode(record.object), record, verdict)
+        if verdict.evicted and live is not None:
+            if not await self._stopped(podgang):
+                return STOPPING_RECHECK_SECONDS
+            await self._unreserve(live)
+        return None
+
+    async def _priority(self, name: str | None) -> int | None:
+        if not name:
+            return None
+        if name not in self.priorities:
+            found = await self.ctx.kube.read(PRIORITY_CLASSES, "", name)
+            if found is None:
+                raise NotYet(f"PriorityClass {name} does not exist (yet)", after=5.0)
+            self.priorities[name] = int(found.get("value", 0))
+        return self.priorities[name]
+
+    async def _live(self, desired: dict[str, Any]) -> dict[str, Any] | None:
+        """The Workload as mirrored; None until the mirror shows it (its message follows)."""
+        meta = desired["metadata"]
+        key = ObjectKey(kueue.WORKLOADS.kind, kueue.STAGE, meta["namespace"], meta["name"])
+        record = await self.ctx.record(key)
+        if record is None or record.deleted:
+            return None
+        found: dict[str, Any] = msgspec.json.decode(record.object)
+        return found
+
+    async def _stopped(self, podgang: PodGang) -> bool:
+        """None of the gang's pods is past its gate (podgang deletes them and makes them
+        again, gated, once the gang is no longer admitted)."""
+        namespace = podgang.metadata.namespace
+        for group in podgang.spec.podgroups:
+            for ref in group.pod_references:
+                pod = await self.ctx.record(ObjectKey(Kind.POD, "", namespace, ref.name))
+                if pod is None or pod.deleted:
+                    continue
+                if not msgspec.json.decode(pod.object, type=_Pod).gated:
+                    return False
+        return True
+
+    async def _unreserve(self, live: dict[str, Any]) -> None:
+        meta = live["metadata"]
+        path = WORKLOADS.path(meta["namespace"], meta["name"], "status")
+        await self.ctx.kube.request(
+            "PATCH",
+            path,
+            [("fieldManager", self.ctx.field_manager)],
+            body=workload.unreserved(live, now()),
+            content_type="application/merge-patch+json",
+        )
+        log.info("%s/%s: evicted gang stopped; quota handed back", meta["namespace"], meta["name"])
+
+    async def _report(
+        self,
+        key: ObjectKey,
+        podgang: PodGang,
+        current: dict[str, Any],
+        record: ObjectRecord,
+        verdict: Verdict,
+    ) -> None:
+        """QueueAdmitted at the PodGang's generation, written when it says something else;
+        a journal entry when Kueue's decision changed (not for a new generation alone)."""
+        now_said = podgang.current_condition(kueue.QUEUE_ADMITTED)
+        unshown = self.said.unshown(key, record.resource_version)
+        if _same(now_said, verdict) or (
+            _same(unshown, verdict)
+            and unshown is not None
+            and unshown.observed_generation == podgang.metadata.generation
+        ):
+            return
+        condition = Condition(
+            type=kueue.QUEUE_ADMITTED,
+            status="True" if verdict.admitted else "False",
+            reason=verdict.reason,
+            message=verdict.message,
+            last_transition_time=now(),
+            observed_generation=podgang.metadata.generation,
+        )
+        written = await set_podgang_condition(self.ctx.kube, current, condition)
+        if written is None:
+            return
+        self.said.remember(key, written["metadata"]["resourceVersion"], condition)
+        if _same(podgang.condition(kueue.QUEUE_ADMITTED), verdict):
+            return  # the same decision, at a new generation
+        meta = podgang.metadata
+        log.info("%s/%s: %s: %s", meta.namespace, meta.name, verdict.reason, verdict.message)
+        await self.journal.store(
+            QueueAdmissionChanged(
+                workload=_workload_of(podgang),
+                at=datetime.now(UTC),
+                service=self.ctx.field_manager,
+                trace_id=tracing.trace_id_hex(),
+                podgang=meta.name,
+                admitted=verdict.admitted,
+                reason=verdict.reason,
+                message=verdict.message,
+                cluster_queue=verdict.cluster_queue,
+            )
+        )
