@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from gangway_contracts import labels
+from gangway_contracts import kueue, labels
 from gangway_contracts.grove import PodGang
 from gangway_contracts.k8s import ObjectMeta
 from gangway_podgang.decide import (
@@ -19,7 +19,9 @@ from gangway_podgang.decide import (
     decide,
     gates_held_by,
     scheduled,
+    placement_of,
     stray_pods,
+    unadmitted_pods,
 )
 from gangway_podgang.manifests import podgang_spec
 from gangway_podgang.rolling import ROLLING_RECREATE, RollPolicy, outdated, to_roll
@@ -225,3 +227,61 @@ def test_pods_a_podgang_no_longer_plans_are_its_strays() -> None:
     assert stray_pods(base, live, [*cluster.pods.values(), extra]) == ("pcs-0-w-9",)
     foreign = replace(extra, controller_uid="someone-else")
     assert stray_pods(base, live, [foreign]) == ()
+
+
+def _queued(podgang: PodGang) -> PodGang:
+    meta = replace(podgang.metadata, labels={**podgang.metadata.labels, kueue.QUEUE_LABEL: "team"})
+    return replace(podgang, metadata=meta)
+
+
+def test_a_gang_in_a_kueue_queue_keeps_its_gates_until_kueue_admits_it() -> None:
+    gangs = plan_of(SCALED)
+    base = gangs[0]
+    cluster = Cluster(gangs)
+    cluster.create_podgang(base)
+    for _, _, pod in base.pods:
+        cluster.create_pod(pod, base.name)
+    planned, pods = {g.name: g for g in gangs}, cluster.observed().pods
+    synced = with_condition(_queued(cluster.podgangs[base.name]), labels.BACKEND_SYNCED, True)
+    assert gates_held_by(base, synced, planned, pods, ()) == "Kueue has not admitted it"
+    over = with_condition(synced, kueue.QUEUE_ADMITTED, False, "OverQuota", "Kueue: 8 more needed")
+    assert gates_held_by(base, over, planned, pods, ()) == (
+        "Kueue has not admitted it: Kueue: 8 more needed"
+    )
+    # While held so, the PodGang says why in Kueue's words, which a gate alone would not.
+    placement = placement_of(base, pods, over, held="Kueue has not admitted it")
+    assert (placement.reason, placement.message) == ("OverQuota", "Kueue: 8 more needed")
+    assert placement.worth_saying
+    admitted = with_condition(synced, kueue.QUEUE_ADMITTED, True, "Admitted")
+    assert gates_held_by(base, admitted, planned, pods, ()) is None
+    # A gang naming no queue never waits for Kueue, whatever a condition says.
+    unqueued = with_condition(cluster.podgangs[base.name], labels.BACKEND_SYNCED, True)
+    assert gates_held_by(base, unqueued, planned, pods, ()) is None
+
+
+def test_a_gang_kueue_evicted_is_stopped_whole_and_made_again_gated() -> None:
+    manifest: dict[str, Any] = {
+        "metadata": {"name": "pcs", "namespace": "ns"},
+        "spec": {"replicas": 1, "template": {"cliques": [{"name": "w", "spec": {"replicas": 3}}]}},
+    }
+    gangs = plan_of(manifest)
+    [gang] = gangs
+    cluster = Cluster(gangs)
+    cluster.create_podgang(gang)
+    names = [pod for _, _, pod in gang.pods]
+    for name in names:
+        cluster.create_pod(name, gang.name)
+    # Two placed, one still gated (its gate not lifted yet when Kueue took it back).
+    for name in names[:2]:
+        cluster.pods[name] = replace(cluster.pods[name], gates=(), node_name="node-1")
+    live = cluster.podgangs[gang.name]
+    admitted = with_condition(_queued(live), kueue.QUEUE_ADMITTED, True, "Admitted")
+    assert unadmitted_pods(gang, admitted, cluster.pods) == ()
+    evicted = with_condition(_queued(live), kueue.QUEUE_ADMITTED, False, "Preempted", "evicted")
+    assert unadmitted_pods(gang, evicted, cluster.pods) == tuple(names[:2])
+    # Already on their way out: not deleted again.
+    for name in names[:2]:
+        cluster.pods[name] = replace(cluster.pods[name], deleting=True)
+    assert unadmitted_pods(gang, evicted, cluster.pods) == ()
+    # The PodGang names no queue (the label went): nothing of Kueue's applies.
+    assert unadmitted_pods(gang, with_condition(live, kueue.QUEUE_ADMITTED, False), {}) == ()
