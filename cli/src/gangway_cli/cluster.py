@@ -18,6 +18,7 @@ from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import DEFAULT_SCHEDULER
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import ApiResource, Kube, KubeError
+from gangway_stage_kueue.workload import WORKLOADS as KUEUE_WORKLOADS
 
 CRDS: Final = ApiResource("apiextensions.k8s.io", "v1", "customresourcedefinitions", False)
 WEBHOOK_CONFIGURATIONS: Final = ApiResource(
@@ -58,6 +59,7 @@ class Found:
     served: frozenset[str]
     workload_api: str | None
     composite: str | None  # CompositePodGroup's version: a PodGang of podgroups placed whole
+    kueue: bool = False  # Kueue's Workloads are served: the Kueue stage can run
 
 
 async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
@@ -84,6 +86,7 @@ async def prepare(kubeconfig: Path, gangway_crds: list[Path]) -> Found:
             served=await _served_backends(kube),
             workload_api=(workload_api := await served_workload_version(kube)),
             composite=await served_composite_version(kube, workload_api),
+            kueue=await kube.serves(KUEUE_WORKLOADS),
         )
 
 

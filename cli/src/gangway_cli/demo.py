@@ -5,7 +5,8 @@ nodes by the scheduler, pods Running.
 
 With Ready nodes, and the scheduler a sample names served (KAI's Queues for the KAI sample,
 scheduler-plugins' PodGroups for the Coscheduling one, Koordinator's and Volcano's PodGroups
-for theirs), the sample
+for theirs, Kueue's Workloads for the one in a Kueue LocalQueue, which the demo makes for
+gangway up's ClusterQueue), the sample
 is done when every pod runs: a gang of a scaling group beyond its minAvailable is released
 once its base gang is scheduled. Without nodes a sample ends at gates lifted, and the scaled
 gangs that wait for their base gang are counted as waiting, not as missing. A sample refused
@@ -35,12 +36,14 @@ from gangway_contracts import labels
 from gangway_contracts.codec import from_object
 from gangway_contracts.grove import PodCliqueSet, PodGang
 from gangway_contracts.pods import Pod
+from gangway_localcluster.kueue import DEMO_QUEUE, local_queue
 from gangway_localcluster.nodes import is_ready
 from gangway_podgang.decide import initialized_status
 from gangway_podgang.plan import Plan, plan_podgangs
 from gangway_runtime.apiclient import api_client
 from gangway_runtime.kube import ApiResource, Kube, KubeError
 from gangway_runtime.status import PODCLIQUESETS, PODGANGS, PODS
+from gangway_stage_kueue.workload import WORKLOADS as KUEUE_WORKLOADS
 
 NAMESPACES: Final = ApiResource("", "v1", "namespaces", namespaced=False)
 NODES: Final = ApiResource("", "v1", "nodes", namespaced=False)
@@ -51,6 +54,7 @@ SAMPLES: Final = (
     "koordinator.yaml",
     "volcano.yaml",
     "scaling-group.yaml",
+    "kueue.yaml",
 )
 
 
@@ -66,7 +70,9 @@ NEEDS: Final = {
     "coscheduling.yaml": _podgroups_of("scheduler-plugins", COSCHEDULING_PODGROUPS),
     "koordinator.yaml": _podgroups_of("Koordinator", KOORDINATOR_PODGROUPS),
     "volcano.yaml": _podgroups_of("Volcano", VOLCANO_PODGROUPS),
+    "kueue.yaml": (KUEUE_WORKLOADS, "Kueue is not installed (the API server serves no Workloads)"),
 }
+LOCAL_QUEUES: Final = ApiResource(KUEUE_WORKLOADS.group, KUEUE_WORKLOADS.version, "localqueues")
 FIELD_MANAGER: Final = "gangway-demo"
 BAR: Final = 12
 
@@ -195,6 +201,9 @@ async def _prepare(kube: Kube, namespace: str, out: TextIO) -> list[Progress]:
     # The KAI sample's queue is gangway up's (KAI's default-queue): a cluster without it
     # refuses the sample at admission, and the demo says so.
     missing = {name: why for name, (what, why) in NEEDS.items() if not await kube.serves(what)}
+    if "kueue.yaml" not in missing:  # its LocalQueue, for gangway up's ClusterQueue
+        _, queue = local_queue(namespace, DEMO_QUEUE, DEMO_QUEUE)
+        await apply(kube, LOCAL_QUEUES, queue, FIELD_MANAGER)
     has_nodes = await _ready_nodes(kube) > 0
     found = []
     for name in SAMPLES:

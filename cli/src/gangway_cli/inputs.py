@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -62,8 +62,10 @@ def every_builtin_backend() -> dict[str, Any]:
 
 def read_offline_config(path: Path | None) -> SchedulerConfig:
     """The configuration ``validate``, ``plan`` and ``render`` judge by: the one given, else
-    every built-in backend (:func:`every_builtin_backend`)."""
-    return read_config(path) if path else parse_scheduler_config(every_builtin_backend())
+    every built-in backend (:func:`every_builtin_backend`) and Kueue in front of them."""
+    if path:
+        return read_config(path)
+    return replace(parse_scheduler_config(every_builtin_backend()), kueue=True)
 
 
 OFFLINE_CONFIG_HELP: Final = (

@@ -52,6 +52,8 @@ def detail(event: AnyJournalEvent) -> str:
             text = f"{len(event.pods)} pods of an older template replaced"
         case ev.BackendSyncFailed():
             text = f"{event.reason}: {event.message}"
+        case ev.QueueAdmissionChanged():
+            text = event.message if event.admitted else f"{event.reason}: {event.message}"
         case ev.AdmissionRejected():
             errors = "; ".join(f"{e.field}: {e.reason}" for e in event.errors)
             text = f"{event.operation} refused: {errors}"

@@ -39,6 +39,7 @@ from gangway_cli.inputs import config_file, scheduler_section
 from gangway_cli.latecomers import LateSchedulers
 from gangway_cli.localbus import LocalBus
 from gangway_cli.services import LocalServices, services_for
+from gangway_contracts import kueue
 from gangway_contracts.builtin import builtin_backends
 from gangway_contracts.config import (
     DEFAULT_SCHEDULER,
@@ -46,6 +47,7 @@ from gangway_contracts.config import (
     load_operator_config,
 )
 from gangway_contracts.errors import FieldErrors
+from gangway_localcluster import kueue as queueing
 from gangway_localcluster.build import KUBERNETES_VERSION, Binaries, ensure_binaries
 from gangway_localcluster.certs import ServingFiles, write_serving_certificate
 from gangway_localcluster.controlplane import (
@@ -341,6 +343,12 @@ class LocalCluster:
         for backend, name in self.cp.schedulers.items():
             local = LOCAL_SCHEDULERS[backend]
             yield f"  {local.title}, as {name}" + (f"; {local.note}" if local.note else "")
+        if self.cp.kueue:
+            yield (
+                f"  Kueue v{queueing.KUEUE_VERSION}: ClusterQueue {queueing.DEMO_QUEUE} "
+                f"({queueing.DEMO_GPUS} nvidia.com/gpu) for the demo; a PodCliqueSet labelled "
+                f"{kueue.QUEUE_LABEL}=<LocalQueue> is admitted by Kueue before its gates lift"
+            )
         for backend in self.building():
             yield (
                 f"  {LOCAL_SCHEDULERS[backend].title}: being built (first run only), started "
@@ -394,6 +402,11 @@ def local_cluster(
         stack.callback(cp.stop)
     if nodes.count:
         cp.add_nodes(nodes)
+    if given is None or given.kueue:  # Kueue in front of every scheduler, with the demo's quota
+        say("building or reusing Kueue…")
+        cp.start_kueue()
+        cp.create(queueing.RESOURCE_FLAVORS, queueing.resource_flavor())
+        cp.create(queueing.CLUSTER_QUEUES, queueing.demo_cluster_queue())
     # Pods' names (<podclique>-<i>.<pcs>-<r>.<ns>.svc.cluster.local) answered as a
     # cluster's DNS answers them.
     dns_port = cp.start_dns()
@@ -604,9 +617,13 @@ def registration_by_url(
 def default_config(found: cluster.Found) -> dict[str, Any]:
     """The embedded operator configuration, from what the cluster serves: gang scheduling
     needs the Workload API; another backend is enabled where its scheduler's resources are
-    served (its backend cannot start without them)."""
+    served (its backend cannot start without them); Kueue in front of them where its
+    Workloads are served."""
     gang = found.workload_api is not None
-    return {"scheduler": scheduler_section(found.served, gang_scheduling=gang)}
+    config: dict[str, Any] = {"scheduler": scheduler_section(found.served, gang_scheduling=gang)}
+    if found.kueue:
+        config["kueue"] = {"enabled": True}
+    return config
 
 
 def _config_file(given: Path | None, found: cluster.Found, workdir: Path) -> Path:

@@ -18,8 +18,8 @@ from gangway_podgang.decide import (
     Observed,
     decide,
     gates_held_by,
-    scheduled,
     placement_of,
+    scheduled,
     stray_pods,
     unadmitted_pods,
 )

@@ -65,6 +65,7 @@ DEFAULT_FLAVOR: Final = "default-flavor"
 # What `gangway up` makes for the demo: a ClusterQueue of the demo nodes' GPUs, and a
 # LocalQueue of that name in the demo namespace.
 DEMO_QUEUE: Final = "gangway-demo"
+DEMO_GPUS: Final = 4  # the demo's Kueue sample: two gangs of two 1-GPU pods
 
 
 def target() -> Path:
@@ -172,6 +173,13 @@ def cluster_queue(name: str, quota: dict[str, str]) -> dict[str, Any]:
             ],
         },
     }
+
+
+def demo_cluster_queue() -> dict[str, Any]:
+    """What `gangway up` makes for the demo: its sample's GPUs, and CPU and memory enough for
+    anything (Kueue admits nothing asking for a resource its ClusterQueue does not cover)."""
+    quota = {"cpu": "1000", "memory": "4Ti", "nvidia.com/gpu": str(DEMO_GPUS)}
+    return cluster_queue(DEMO_QUEUE, quota)
 
 
 def local_queue(namespace: str, name: str, cluster_queue: str) -> tuple[str, dict[str, Any]]:
