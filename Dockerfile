@@ -1,7 +1,7 @@
 # One image for every Gangway service and job; the pod's args pick which:
 #   python -m gangway_watcher | gangway_podgang | gangway_backend_kai | gangway_backend_kube
 #   | gangway_backend_coscheduling | gangway_backend_koordinator | gangway_backend_volcano
-#   | gangway_admission, or gangway deploy … (deploy/'s jobs).
+#   | gangway_stage_kueue | gangway_admission, or gangway deploy … (deploy/'s jobs).
 # Build from the repository root:  docker build -t gangway:0.1.0 .
 # With no registry, `make image` builds it with podman on a Debian base and a uv image it
 # makes locally, passed as BASE_IMAGE and UV_IMAGE (the tests on a real node run it).
