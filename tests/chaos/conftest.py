@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 
+from gangway_localcluster import kueue
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nodes import NodePool
-from tests.chaos.scenario import System, start_system
+from tests.chaos.scenario import CLUSTER_QUEUE, System, start_system
 from tests.support.kube import admin_client, fresh_namespace
 
 
@@ -49,6 +50,18 @@ def cluster_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[Syst
 @pytest.fixture
 def memory_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
     with _started(chaos_cluster, tmp_path, memory=True) as started:
+        yield started
+
+
+@pytest.fixture
+def kueue_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
+    """The services and the Kueue stage, Kueue's manager running in the cluster (started
+    once, kept) with a ClusterQueue room for any chaos workload."""
+    chaos_cluster.start_kueue()
+    chaos_cluster.create(kueue.RESOURCE_FLAVORS, kueue.resource_flavor())
+    quota = {"cpu": "1000", "memory": "1Ti"}
+    chaos_cluster.create(kueue.CLUSTER_QUEUES, kueue.cluster_queue(CLUSTER_QUEUE, quota))
+    with _started(chaos_cluster, tmp_path, kueue=True) as started:
         yield started
 
 

@@ -34,6 +34,7 @@ from gangway_cli.services import LocalServices, services_for
 from gangway_contracts import events as ev
 from gangway_contracts import labels
 from gangway_contracts.config import load_operator_config, parse_scheduler_config
+from gangway_contracts.kueue import STAGE as KUEUE_STAGE
 from gangway_contracts.permissions import SETUP
 from gangway_contracts.subjects import Kind, Subjects
 from gangway_localcluster import processes
@@ -57,6 +58,7 @@ SETTINGS: Final = {
     "GANGWAY_ACK_WAIT_SECONDS": "5",
 }
 NAME: Final = "chaos"  # the workload's PodCliqueSet
+CLUSTER_QUEUE: Final = "chaos"  # Kueue's, for the chaos workloads in a LocalQueue
 # Generous: deadlines, not measures (bench/chaos.py measures).
 CONVERGED_WITHIN: Final = 180.0
 JOURNAL_WITHIN: Final = 30.0
@@ -92,15 +94,25 @@ MODULES: Final = dict(services_for(load_operator_config(yaml.safe_dump({"schedul
 
 
 def start_system(
-    cp: ControlPlane, workdir: Path, cluster: bool = False, memory: bool = False
+    cp: ControlPlane,
+    workdir: Path,
+    cluster: bool = False,
+    memory: bool = False,
+    kueue: bool = False,
 ) -> System:
     """A fresh nats-server (its own store), or a fresh 3-node cluster with every stream
     replicated on all three as deploy/ runs it, and every service, ready. ``memory``: the
     streams in memory (GANGWAY_STREAMS__STORAGE=memory), and the bus keeper running (as
-    deploy/'s gangway-bus-keeper): a restarted server has lost them all."""
+    deploy/'s gangway-bus-keeper): a restarted server has lost them all. ``kueue``: the
+    Kueue stage too (Kueue's manager runs in ``cp``)."""
     config = workdir / "operator.yaml"
-    config.write_text(yaml.safe_dump({"scheduler": CONFIG}))
+    operator: dict[str, Any] = {"scheduler": CONFIG}
+    if kueue:
+        operator["kueue"] = {"enabled": True}
+    config.write_text(yaml.safe_dump(operator))
     names = [(n, m) for n, m in MODULES.items() if n != "admission"]
+    if kueue:
+        names.append((KUEUE_STAGE, "gangway_stage_kueue"))
     users: LocalBus | None = None
     if memory:  # each service as its own NATS user, as deploy/ runs them
         stored = ConsumerSettings(streams=StreamSettings(storage="memory"))

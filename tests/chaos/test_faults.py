@@ -13,12 +13,19 @@ import urllib.request
 from functools import partial
 from typing import Any, Final
 
+import nats
 import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 
+from gangway_contracts import events as ev
+from gangway_contracts import kueue
+from gangway_localcluster.kueue import local_queue
+from gangway_runtime import journal
 from gangway_runtime.status import PODCLIQUESETS
+from gangway_stage_kueue.workload import WORKLOADS
 from tests.chaos.scenario import (
     BACKEND,
+    CLUSTER_QUEUE,
     CONVERGED_WITHIN,
     FAULTS,
     NAME,
@@ -40,12 +47,29 @@ from tests.chaos.scenario import (
     workload_through,
 )
 from tests.support.kube import merge_patch, server_side_apply
+from tests.support.podgang import condition, objects, podgangs
 from tests.support.store import eventually
 
 GANGS: Final = 30
 # How long a restarted service is watched making nothing of a deleted workload.
 AFTERMATH: Final = 5.0
 LOGGED_WITHIN: Final = 60.0
+
+
+async def admitted(api: ApiClient, namespace: str) -> int:
+    """The gangs whose QueueAdmitted is True."""
+    found = await podgangs(api, namespace)
+    return sum(condition(g, kueue.QUEUE_ADMITTED).get("status") == "True" for g in found.values())
+
+
+async def queue_entries(system: System, namespace: str) -> list[str]:
+    """The gangs of the journal's admitted decisions, once each entry."""
+    nc = await nats.connect(servers=system.nats.url.split(","))
+    try:
+        found = await journal.read(nc.jetstream(), system.subjects, namespace, NAME)
+    finally:
+        await nc.close()
+    return [e.podgang for e in found if isinstance(e, ev.QueueAdmitted)]
 
 
 async def _converges_and_cleans_up(
@@ -255,3 +279,35 @@ async def reconciles(system: System, name: str) -> int:
         for line in text.splitlines()
         if line.startswith("gangway_podgang_reconciles_total")
     )
+
+
+async def test_the_kueue_stage_killed_mid_admission_admits_every_gang_once(
+    kueue_system: System, api: ApiClient, namespace: str
+) -> None:
+    """Kueue in front: the stage killed (-9) while the gangs' Workloads are being made and
+    admitted, started again; every gang is admitted by Kueue once (one Workload each, owned
+    by its PodGang), placed whole, its decision journaled once, and nothing is left after
+    delete."""
+    cp = kueue_system.cp
+    cp.create(*local_queue(namespace, "team", CLUSTER_QUEUE))
+    pcs = chaos_workload(namespace, NAME, GANGS)
+    pcs["metadata"].setdefault("labels", {})[kueue.QUEUE_LABEL] = "team"
+    await server_side_apply(api, pcs, namespace)
+    # Mid-admission: some gangs admitted, the rest being made and admitted.
+    await eventually(partial(admitted, api, namespace), lambda n: n >= 0.3 * GANGS)
+    kill_and_restart(kueue.STAGE)(kueue_system)
+    probe = partial(state, api, cp, namespace)
+    found = await until(probe, lambda s: s.converged(GANGS), CONVERGED_WITHIN)
+    assert found.converged(GANGS), found.missing()
+    assert await admitted(api, namespace) == GANGS
+    made = await objects(api, namespace, WORKLOADS.path(namespace="{ns}"))
+    owners = sorted(w["metadata"]["ownerReferences"][0]["uid"] for w in made.values())
+    assert owners == sorted(g["metadata"]["uid"] for g in found.podgangs.values())
+    said = await eventually(
+        partial(queue_entries, kueue_system, namespace),
+        lambda entries: len(entries) == GANGS,
+        LOGGED_WITHIN,
+    )
+    assert sorted(said) == sorted(found.podgangs), "a gang's admission journaled twice or not"
+    left = await deleted(kueue_system, api, namespace)
+    assert left.empty(), (sorted(left.podgangs), sorted(left.pods))

@@ -52,8 +52,10 @@ def detail(event: AnyJournalEvent) -> str:
             text = f"{len(event.pods)} pods of an older template replaced"
         case ev.BackendSyncFailed():
             text = f"{event.reason}: {event.message}"
-        case ev.QueueAdmissionChanged():
-            text = event.message if event.admitted else f"{event.reason}: {event.message}"
+        case ev.QueueAdmitted():
+            text = event.message
+        case ev.QueueHeld():
+            text = f"{event.reason}: {event.message}"
         case ev.AdmissionRejected():
             errors = "; ".join(f"{e.field}: {e.reason}" for e in event.errors)
             text = f"{event.operation} refused: {errors}"

@@ -111,16 +111,21 @@ class PodGangReadyChanged(JournalEvent, frozen=True, kw_only=True):
     pods: int
 
 
-class QueueAdmissionChanged(JournalEvent, frozen=True, kw_only=True):
-    """What Kueue decided for a gang's Workload changed: admitted in ``cluster_queue``, or
-    not (``reason``: ``OverQuota``, ``QueueClosed`` while it waits, ``Preempted`` once
-    evicted), with Kueue's words."""
+class QueueAdmitted(JournalEvent, frozen=True, kw_only=True):
+    """Kueue admitted the gang's Workload in ``cluster_queue``: its gates may lift."""
 
     podgang: str
-    admitted: bool
+    cluster_queue: str
+    message: str = ""
+
+
+class QueueHeld(JournalEvent, frozen=True, kw_only=True):
+    """Kueue holds the gang back, in the one vocabulary (``OverQuota`` or ``QueueClosed``
+    while it waits, ``Preempted`` once evicted), with Kueue's words."""
+
+    podgang: str
     reason: str
     message: str = ""
-    cluster_queue: str = ""
 
 
 class AdmissionRejected(JournalEvent, frozen=True, kw_only=True):
@@ -143,7 +148,8 @@ AnyJournalEvent = (
     | PodGangPhaseChanged
     | SchedulerVerdict
     | PodGangReadyChanged
-    | QueueAdmissionChanged
+    | QueueAdmitted
+    | QueueHeld
     | AdmissionRejected
 )
 

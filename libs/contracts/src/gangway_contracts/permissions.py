@@ -59,7 +59,7 @@ JOURNAL_WRITERS: Final[dict[str, tuple[type[JournalEvent], ...]]] = {
     ),
     ADMISSION: (events.AdmissionRejected,),
     "backend": (events.BackendSynced, events.BackendSyncFailed),
-    kueue.STAGE: (events.QueueAdmissionChanged,),
+    kueue.STAGE: (events.QueueAdmitted, events.QueueHeld),
 }
 
 

@@ -27,9 +27,9 @@ from opentelemetry import trace
 
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import NotYet
-from gangway_contracts import kueue, labels
+from gangway_contracts import kueue, labels, why
 from gangway_contracts.codec import MALFORMED
-from gangway_contracts.events import QueueAdmissionChanged
+from gangway_contracts.events import QueueAdmitted, QueueHeld
 from gangway_contracts.grove import PodGang, podcliqueset_of
 from gangway_contracts.k8s import Condition, NamespacedName
 from gangway_contracts.records import ObjectRecord
@@ -92,6 +92,12 @@ def _initialized_now(podgang: PodGang) -> bool:
 def _workload_of(podgang: PodGang) -> NamespacedName:
     meta = podgang.metadata
     return NamespacedName(namespace=meta.namespace, name=podcliqueset_of(meta) or meta.name)
+
+
+def _step_id(podgang: PodGang, said: Condition) -> str:
+    """The id a decision's entry is stored under: one per PodGang, decision and time it was
+    made, whichever replica writes it or makes it up."""
+    return f"queue/{podgang.metadata.uid}/{said.status}/{said.reason}/{said.last_transition_time}"
 
 
 def _same(said: Condition | None, verdict: Verdict) -> bool:
@@ -229,42 +235,64 @@ class StageHandler:
         record: ObjectRecord,
         verdict: Verdict,
     ) -> None:
-        """QueueAdmitted at the PodGang's generation, written when it says something else;
-        a journal entry when Kueue's decision changed (not for a new generation alone)."""
+        """QueueAdmitted at the PodGang's generation, written when it says something else
+        (not before Kueue has said anything: the gates wait on it anyway); journaled when
+        Kueue's decision changed (not for a new generation alone), an admission lost to a
+        crash between the write and the journal made up for."""
         now_said = podgang.current_condition(kueue.QUEUE_ADMITTED)
+        if _same(now_said, verdict):
+            assert now_said is not None
+            await self._journaled(podgang, verdict, now_said)
+            return
         unshown = self.said.unshown(key, record.resource_version)
-        if _same(now_said, verdict) or (
+        if (
             _same(unshown, verdict)
             and unshown is not None
             and unshown.observed_generation == podgang.metadata.generation
         ):
             return
+        before = podgang.condition(kueue.QUEUE_ADMITTED)
+        if before is None and verdict.reason == why.GATED:
+            return
+        status = "True" if verdict.admitted else "False"
+        # As Kubernetes keeps it: the time the status last changed, not the last write.
+        kept = before.last_transition_time if before and before.status == status else None
         condition = Condition(
             type=kueue.QUEUE_ADMITTED,
-            status="True" if verdict.admitted else "False",
+            status=status,
             reason=verdict.reason,
             message=verdict.message,
-            last_transition_time=now(),
+            last_transition_time=kept or now(),
             observed_generation=podgang.metadata.generation,
         )
         written = await set_podgang_condition(self.ctx.kube, current, condition)
         if written is None:
             return
         self.said.remember(key, written["metadata"]["resourceVersion"], condition)
-        if _same(podgang.condition(kueue.QUEUE_ADMITTED), verdict):
+        if _same(before, verdict):
             return  # the same decision, at a new generation
         meta = podgang.metadata
         log.info("%s/%s: %s: %s", meta.namespace, meta.name, verdict.reason, verdict.message)
-        await self.journal.store(
-            QueueAdmissionChanged(
-                workload=_workload_of(podgang),
-                at=datetime.now(UTC),
-                service=self.ctx.field_manager,
-                trace_id=tracing.trace_id_hex(),
-                podgang=meta.name,
-                admitted=verdict.admitted,
-                reason=verdict.reason,
-                message=verdict.message,
-                cluster_queue=verdict.cluster_queue,
-            )
-        )
+        await self.journal.store(self._event(podgang, verdict), _step_id(podgang, condition))
+
+    async def _journaled(self, podgang: PodGang, verdict: Verdict, said: Condition) -> None:
+        """The admission the PodGang shows has its journal entry: one lost to a crash
+        between the condition write and the journal is made up for here."""
+        if not (verdict.admitted and said.last_transition_time):
+            return
+        if self.journal.missing(QueueAdmitted, _workload_of(podgang), podgang.metadata.name):
+            since = datetime.fromisoformat(said.last_transition_time)
+            await self.journal.ensure(self._event(podgang, verdict), since, _step_id(podgang, said))
+
+    def _event(self, podgang: PodGang, verdict: Verdict) -> QueueAdmitted | QueueHeld:
+        common: dict[str, Any] = {
+            "workload": _workload_of(podgang),
+            "at": datetime.now(UTC),
+            "service": self.ctx.field_manager,
+            "trace_id": tracing.trace_id_hex(),
+            "podgang": podgang.metadata.name,
+            "message": verdict.message,
+        }
+        if verdict.admitted:
+            return QueueAdmitted(cluster_queue=verdict.cluster_queue, **common)
+        return QueueHeld(reason=verdict.reason, **common)
