@@ -12,6 +12,7 @@ import contextlib
 from functools import partial
 from typing import Any
 
+import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import kueue, labels
@@ -25,9 +26,13 @@ from tests.e2e.workloads import (
     gpu_clique,
     gpu_workload,
     of_gang,
+    packed,
     pod_changes,
     pods_version,
+    racks_of,
     running,
+    running_pods_of,
+    two_racks_the_first_half_taken,
 )
 from tests.support.admission import create
 from tests.support.backends import live
@@ -208,3 +213,22 @@ async def test_a_queue_named_on_a_clique_is_refused_by_field(
     pcs["spec"]["template"]["cliques"][0]["labels"][kueue.QUEUE_LABEL] = "team"
     refused = await create(api, pcs, namespace)
     assert "spec.template.cliques[0].labels[kueue.x-k8s.io/queue-name]" in refused, refused
+
+
+async def test_kueue_admits_and_the_scheduler_keeps_a_required_rack(
+    api: ApiClient, namespace: str, nodes: Nodes, e2e_cluster: ControlPlane
+) -> None:
+    """Kueue decides whether now, the scheduler where: Grove's ``required: rack`` on a gang
+    Kueue admitted lands in the one rack with room (two racks of four nodes, two of the
+    first taken), as kube-scheduler packs it without Kueue."""
+    if e2e_cluster.binaries.minor < 37:
+        pytest.skip("CompositePodGroup: Kubernetes 1.37 and later")
+    await two_racks_the_first_half_taken(api, namespace, nodes)
+    queue = quota(e2e_cluster, namespace, gpus=16)
+    roles = (gpu_clique("prefill", 2, 2, gpus=4), gpu_clique("decode", 2, 2, gpus=4))
+    pcs = queued(packed(gpu_workload(namespace, "racked", nodes, *roles), required="rack"), queue)
+    await server_side_apply(api, pcs, namespace)
+    gang = await running_pods_of(api, namespace, "racked", 4)
+    assert await racks_of(api, gang) == {"rack-1"}, "the whole PodGang in the rack with room"
+    said = condition((await podgangs(api, namespace))["racked-0"], kueue.QUEUE_ADMITTED)
+    assert said["status"] == "True", said
