@@ -52,14 +52,17 @@ def chart(values: dict[str, Any] | None = None, path: Path = CHART) -> list[dict
 
 
 def values_for(overlay: str) -> dict[str, Any]:
-    """The chart values that choose what ``overlay`` chooses: its backends, its operator
-    configuration, its certificate source; the namespace created, as kustomize does."""
+    """The chart values that choose what ``overlay`` chooses: its backends, Kueue in front
+    or not, its operator configuration, its certificate source; the namespace created, as
+    kustomize does."""
     backends: set[str] = set()
+    kueue = False
     certificates = ""
     scheduler: dict[str, Any] = {}
     for directory in _overlay_chain(OVERLAYS_DIR / overlay):
         kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
         backends |= {Path(r).name for r in kustomization.get("resources", []) if "/backends/" in r}
+        kueue = kueue or any("/stages/kueue" in r for r in kustomization.get("resources", []))
         for component in kustomization.get("components", []):
             certificates = certificates or Path(component).name
         operator = directory / "operator.yaml"
@@ -67,6 +70,7 @@ def values_for(overlay: str) -> dict[str, Any]:
             scheduler = yaml.safe_load(operator.read_text())["scheduler"]
     return {
         "backends": {key: {"enabled": key in backends} for key in BACKENDS},
+        "kueue": {"enabled": kueue},
         "scheduler": scheduler,
         "webhook": {"certificates": certificates},
         "namespace": {"create": True},

@@ -117,6 +117,7 @@ CHOICES: dict[str, dict[str, Any]] = {
         "image": {"repository": "registry.example.com/gangway", "tag": "0.1.1"},
         "podgang": {"replicas": 3},
     },
+    "Kueue in front": {"kueue": {"enabled": True}},
     "external NATS over TLS with its CA, self-signed": {
         "nats": {"bundled": False, "url": "tls://nats.messaging:4222", "ca": EXTERNAL_CA},
     },

@@ -38,6 +38,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - files/backends/{{ $key }}/backend-{{ $key }}.yaml
 {{- end }}
 {{- end }}
+{{- if $v.kueue.enabled }}
+- files/stages/kueue/stage-kueue.yaml
+{{- end }}
 {{- if eq $v.webhook.certificates "cert-manager" }}
 - files/components/cert-manager/certificate.yaml
 {{- else }}
@@ -53,6 +56,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $name := .name | trimPrefix "gangway-" }}
 {{- if hasPrefix "backend-" $name }}
 {{- toYaml (index .root.Values.backends (trimPrefix "backend-" $name)) }}
+{{- else if hasPrefix "stage-" $name }}
+{{- toYaml (index .root.Values (trimPrefix "stage-" $name)) }}
 {{- else }}
 {{- toYaml (index .root.Values $name) }}
 {{- end }}
@@ -199,7 +204,9 @@ metadata:
   labels: {{- $labels | nindent 4 }}
 data:
   operator.yaml: |
-    {{- dict "scheduler" $v.scheduler | toYaml | nindent 4 }}
+    {{- $operator := dict "scheduler" $v.scheduler }}
+    {{- if $v.kueue.enabled }}{{ $_ := set $operator "kueue" (dict "enabled" true) }}{{ end }}
+    {{- $operator | toYaml | nindent 4 }}
 {{- if $v.nats.bundled }}
 ---
 apiVersion: v1
@@ -214,17 +221,22 @@ data:
 ---
 {{- $users := .Files.Get "files/nats-users.yaml" | fromYaml }}
 {{- $names := include "gangway.profiles" . | fromYamlArray | sortAlpha }}
-{{- /* Every entry denies each enabled backend's durable consumer (the generated file says how). */}}
+{{- /* Every entry denies each enabled backend's durable consumer, then the Kueue stage's
+     where it is enabled (the generated file says how). */}}
+{{- $stage := ternary $users.denied.stage "" $v.kueue.enabled }}
 {{- $denied := "" }}
 {{- range $names }}{{ $denied = print $denied ($users.denied.backend | replace $users.placeholder.name .) }}{{ end }}
 {{- $entries := dict }}
 {{- range $user, $entry := $users.services }}
-{{- $_ := set $entries $user ($entry | replace $users.denied.services $denied) }}
+{{- $_ := set $entries $user ($entry | replace $users.denied.services (print $denied $stage)) }}
+{{- end }}
+{{- if $v.kueue.enabled }}
+{{- $_ := set $entries "stage-kueue" ($users.stage | replace $users.denied.stage_entry (print $denied $users.denied.stage_own)) }}
 {{- end }}
 {{- range $name := $names }}
 {{- $mine := "" }}
 {{- range $names }}{{ $mine = print $mine (ternary $users.denied.own $users.denied.backend (eq . $name) | replace $users.placeholder.name .) }}{{ end }}
-{{- $entry := $users.backend | replace $users.denied.entry $mine | replace $users.placeholder.name $name | replace $users.placeholder.upper ($name | upper | replace "-" "_") }}
+{{- $entry := $users.backend | replace $users.denied.entry (print $mine $stage) | replace $users.placeholder.name $name | replace $users.placeholder.upper ($name | upper | replace "-" "_") }}
 {{- $_ := set $entries (printf "backend-%s" $name) $entry }}
 {{- end }}
 apiVersion: v1
