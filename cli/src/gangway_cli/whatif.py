@@ -32,7 +32,7 @@ from gangway_cli.output import print_errors
 from gangway_cli.scratch import scratch_gangway
 from gangway_cli.timeline import table
 from gangway_cli.why import GangState, Workload, read
-from gangway_contracts import why
+from gangway_contracts import kueue, why
 from gangway_contracts.errors import FieldError, FieldErrors
 from gangway_contracts.grove import PodCliqueSet
 from gangway_localcluster.nodes import TOPOLOGY_LABELS, NodePool
@@ -229,7 +229,7 @@ async def _apply(kube: Kube, given: Inputs) -> dict[str, str]:
         made: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace"}
         await apply(kube, NAMESPACES, {**made, "metadata": {"name": namespace}}, FIELD_MANAGER)
     refused = {}
-    for doc in given.documents:
+    for doc in map(_placement_only, given.documents):
         resource = await _resource_of(kube, doc)
         try:
             await apply(kube, resource, doc, FIELD_MANAGER)
@@ -239,6 +239,16 @@ async def _apply(kube: Kube, given: Inputs) -> dict[str, str]:
             meta = doc["metadata"]
             refused[f"{meta['namespace']}/{meta['name']}"] = str(exc)
     return refused
+
+
+def _placement_only(doc: dict[str, Any]) -> dict[str, Any]:
+    """A PodCliqueSet without its Kueue LocalQueue: what-if asks where its gangs would be
+    placed, not whether a queue's quota admits them now (no Kueue runs here)."""
+    labels = (doc.get("metadata") or {}).get("labels") or {}
+    if doc.get("kind") != "PodCliqueSet" or kueue.QUEUE_LABEL not in labels:
+        return doc
+    kept = {k: v for k, v in labels.items() if k != kueue.QUEUE_LABEL}
+    return {**doc, "metadata": {**doc["metadata"], "labels": kept}}
 
 
 async def _resource_of(kube: Kube, doc: dict[str, Any]) -> ApiResource:
