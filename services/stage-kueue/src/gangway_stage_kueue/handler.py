@@ -84,8 +84,9 @@ class _Pod(msgspec.Struct):
         )
 
 
-def _initialized_now(podgang: PodGang) -> bool:
-    found = podgang.current_condition(labels.INITIALIZED)
+def _true_now(podgang: PodGang, type_: str) -> bool:
+    """The condition holds for the PodGang as it is now (observed at its generation)."""
+    found = podgang.current_condition(type_)
     return found is not None and found.status == "True"
 
 
@@ -116,7 +117,7 @@ class StageHandler:
         # The QueueAdmitted this replica last wrote to each PodGang, until the mirror shows it.
         self.said: OwnWrites[ObjectKey, Condition] = OwnWrites()
         # PriorityClass name → value: the API server refuses a change of a class's value.
-        self.priorities: dict[str, int | None] = {}
+        self.priorities: dict[str, int] = {}
 
     def route(self, msg: Msg) -> Route[ObjectKey] | None:
         """The PodGang; a Workload in a slot of its own. PodGangs naming no queue are
@@ -138,7 +139,9 @@ class StageHandler:
             return await self.reconcile(key)
 
     async def keys(self) -> AsyncIterator[ObjectKey]:
-        """Every PodGang naming a queue whose QueueAdmitted does not describe it now."""
+        """Every PodGang naming a queue that Kueue does not admit at its generation: one
+        waiting for Kueue's word, held back, or evicted (its quota is handed back once it
+        stopped: a stage killed while it waited for that finds it here)."""
         subjects = self.ctx.subjects
         stored = subjects.objects_filter(Kind.PODGANG)
         async for msg in last_per_subject(self.ctx.js, subjects.objects_stream, stored):
@@ -150,7 +153,7 @@ class StageHandler:
             if (
                 not record.deleted
                 and kueue.queue_of(podgang.metadata.labels)
-                and podgang.current_condition(kueue.QUEUE_ADMITTED) is None
+                and not _true_now(podgang, kueue.QUEUE_ADMITTED)
             ):
                 yield subjects.parse_object(msg.subject)
 
@@ -160,8 +163,8 @@ class StageHandler:
             return None  # its Workload goes with it (owner reference)
         podgang = msgspec.json.decode(record.object, type=PodGang)
         queue = kueue.queue_of(podgang.metadata.labels)
-        managed_by = podgang.metadata.labels.get(labels.MANAGED_BY)
-        if queue is None or managed_by == labels.MANAGED_BY_GROVE or not _initialized_now(podgang):
+        groves = podgang.metadata.labels.get(labels.MANAGED_BY) == labels.MANAGED_BY_GROVE
+        if queue is None or groves or not _true_now(podgang, labels.INITIALIZED):
             return None  # the pods' counts come with the references
         meta = podgang.metadata
         pcs = await self.ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
