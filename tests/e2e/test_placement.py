@@ -297,9 +297,10 @@ async def test_a_workload_nothing_can_hold_says_why_and_blocks_nothing_else(
 async def test_the_demo_fails_naming_the_sample_admission_refused(
     namespace: str, up: Up, api: ApiClient
 ) -> None:
-    """This module's ``up`` enables only default-scheduler: the demo's KAI, Coscheduling,
-    Koordinator and Volcano samples are refused at admission, and the demo says which and why,
-    and exits non-zero."""
+    """This module's ``up`` enables only default-scheduler, and not Kueue: the demo's KAI,
+    Coscheduling, Koordinator and Volcano samples are refused at admission, and its Kueue
+    sample too (or, where this session's cluster serves no Kueue Workloads yet, said not
+    installed), and the demo says which and why, and exits non-zero."""
     process = await asyncio.create_subprocess_exec(
         Path(sys.executable).parent / "gangway",
         "demo",
@@ -313,7 +314,7 @@ async def test_the_demo_fails_naming_the_sample_admission_refused(
     text = out.decode()
     assert process.returncode == 1, text
     refused = [line for line in text.splitlines() if "refused:" in line]
-    kai, coscheduling, koordinator, volcano = refused
+    kai, coscheduling, koordinator, volcano, queued = refused
     assert kai.startswith("demo-inference"), text
     assert '"kai-scheduler" is not an enabled scheduler backend' in kai, text
     assert coscheduling.startswith("demo-training"), text
@@ -322,9 +323,13 @@ async def test_the_demo_fails_naming_the_sample_admission_refused(
     assert '"koord-scheduler" is not an enabled scheduler backend' in koordinator
     assert volcano.startswith("demo-generate"), text
     assert '"volcano" is not an enabled scheduler backend' in volcano
+    assert queued.startswith("demo-queued"), text
     assert (
-        "not done: 4 of 6 refused (demo-inference, demo-training, demo-roles, demo-generate)"
-        in text
+        "metadata.labels[kueue.x-k8s.io/queue-name]" in queued or "Kueue is not installed" in queued
+    ), queued
+    assert (
+        "not done: 5 of 7 refused "
+        "(demo-inference, demo-training, demo-roles, demo-generate, demo-queued)" in text
     )
 
 

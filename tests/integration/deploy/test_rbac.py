@@ -33,6 +33,7 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
         "scheduling.sigs.k8s.io/podgroups": LIST_WATCH,
         "scheduling.volcano.sh/podgroups": LIST_WATCH,
         "scheduling.volcano.sh/queues": LIST_WATCH,
+        "kueue.x-k8s.io/workloads": LIST_WATCH,
     },
     "gangway-podgang": {
         "/pods": frozenset({"create", "patch", "delete"}),
@@ -70,6 +71,13 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
     "gangway-backend-kube": {
         "scheduling.k8s.io/workloads": WRITE,
         "scheduling.k8s.io/podgroups": WRITE,
+        "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
+        "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
+    },
+    "gangway-stage-kueue": {
+        "kueue.x-k8s.io/workloads": WRITE,
+        "kueue.x-k8s.io/workloads/status": frozenset({"patch"}),
+        "scheduling.k8s.io/priorityclasses": frozenset({"get"}),
         "scheduler.grove.io/podgangs/status": frozenset({"get", "patch"}),
         "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
     },
