@@ -3,10 +3,10 @@ and the tests give it.
 
 Kueue (``sigs.k8s.io/kueue``) admits workloads against the quota of ClusterQueues; Gangway's
 Kueue stage makes one Workload per gang. Version :data:`KUEUE_VERSION` is the newest the Go
-module proxy serves (v0.18.0 answers 403); its go.mod replaces nothing, so ``go install``
-builds it as it is. Its CRDs come from the same module download, as its release's base
-manifests have them (the conversion webhook of its own install is left out: Gangway writes
-v1beta2, the version stored).
+module proxy serves (v0.18.0, v0.19.3 and v0.20.x answer 403); its go.mod replaces nothing,
+so ``go install`` builds it as it is. Its CRDs come from the same module download, as its
+release's base manifests have them (the conversion webhook of its own install is left out:
+Gangway writes v1beta2, the version stored).
 
 Kueue runs as a process, out of the cluster, as the schedulers do here: leader election off,
 its internal certificate management off (that expects a Secret mounted into its pod), a
@@ -38,7 +38,7 @@ from gangway_localcluster.build import (
 )
 from gangway_localcluster.certs import write_serving_certificate
 
-KUEUE_VERSION: Final = "0.19.0"
+KUEUE_VERSION: Final = "0.19.2"
 MODULE: Final = "sigs.k8s.io/kueue"
 BINARY: Final = "kueue"
 CRDS: Final = tuple(
