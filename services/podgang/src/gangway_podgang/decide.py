@@ -31,7 +31,7 @@ from typing import Any, Final
 from gangway_contracts import kueue, labels, why
 from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.incarnations import incarnation_of
-from gangway_contracts.k8s import NamespacedName
+from gangway_contracts.k8s import Condition, NamespacedName
 from gangway_contracts.services import Service
 from gangway_podgang.cliques import CliqueDelete
 from gangway_podgang.compact import PodRecord
@@ -257,8 +257,8 @@ def placement_of(
         reason, message = why.BACKEND_NOT_SYNCED, refusal
     elif evicted:
         reason, message = why.PREEMPTED, evicted
-    elif gated and (queued := _queue_verdict(live)):
-        reason, message = queued
+    elif gated and (refused := kueue_refused(live)):
+        reason, message = refused.reason, refused.message
     elif gated:
         reason = why.GATED
         message = f"scheduling gates on: {held}" if held else "scheduling gates coming off"
@@ -285,15 +285,14 @@ def _refusal(live: PodGang | None) -> str | None:
     return f"{refused.reason}: {refused.message}"
 
 
-def _queue_verdict(live: PodGang | None) -> tuple[str, str] | None:
-    """What Kueue said of a gang it has not admitted, in the stage's words (``OverQuota``,
-    ``QueueClosed``, ``Preempted``, with Kueue's message)."""
+def kueue_refused(live: PodGang | None) -> Condition | None:
+    """What the Kueue stage last said of a gang in a queue that Kueue does not admit (not
+    yet, or no longer): ``OverQuota``, ``QueueClosed``, ``Preempted``, in Kueue's words.
+    None for a gang in no queue, or one Kueue has said nothing of yet."""
     if live is None or not kueue.queue_of(live.metadata.labels):
         return None
     said = live.condition(kueue.QUEUE_ADMITTED)
-    if said is None or said.status != "False":
-        return None
-    return said.reason, said.message
+    return said if said is not None and said.status == "False" else None
 
 
 def _preemption(found: list[PodRecord], live: PodGang | None) -> str | None:
@@ -553,8 +552,7 @@ def unadmitted_pods(
     no longer hold back: deleted together, and made again gated, so the gang stops whole
     and waits whole until Kueue admits it again (gates can only be removed from a pod,
     never put back)."""
-    said = live.condition(kueue.QUEUE_ADMITTED)
-    if not kueue.queue_of(live.metadata.labels) or said is None or said.status != "False":
+    if kueue_refused(live) is None:
         return ()
     return tuple(
         sorted(

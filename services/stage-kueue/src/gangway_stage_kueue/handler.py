@@ -32,6 +32,7 @@ from gangway_contracts.codec import MALFORMED
 from gangway_contracts.events import QueueAdmitted, QueueHeld
 from gangway_contracts.grove import PodGang, podcliqueset_of
 from gangway_contracts.k8s import Condition, NamespacedName
+from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
 from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime import tracing
@@ -62,26 +63,6 @@ class _Labelled(msgspec.Struct):
     """Just enough of an object to find the PodGang it is about."""
 
     metadata: _Meta = msgspec.field(default_factory=_Meta)
-
-
-class _Gate(msgspec.Struct):
-    name: str = ""
-
-
-class _PodSpec(msgspec.Struct, rename="camel"):
-    scheduling_gates: list[_Gate] = []
-
-
-class _Pod(msgspec.Struct):
-    """Just enough of a pod to say whether it is past its gate."""
-
-    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
-
-    @property
-    def gated(self) -> bool:
-        return any(
-            g.name == labels.PODGANG_PENDING_CREATION_GATE for g in self.spec.scheduling_gates
-        )
 
 
 def _true_now(podgang: PodGang, type_: str) -> bool:
@@ -214,7 +195,8 @@ class StageHandler:
                 pod = await self.ctx.record(ObjectKey(Kind.POD, "", namespace, ref.name))
                 if pod is None or pod.deleted:
                     continue
-                if not msgspec.json.decode(pod.object, type=_Pod).gated:
+                seen = msgspec.json.decode(pod.object, type=Pod)
+                if not seen.is_gated(labels.PODGANG_PENDING_CREATION_GATE):
                     return False
         return True
 
