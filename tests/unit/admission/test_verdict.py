@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 from gangway_admission.verdict import Policy, Reason, evaluate
+from gangway_contracts import kueue
 from gangway_contracts.codec import from_object
 from gangway_contracts.config import parse_scheduler_config
 from gangway_contracts.errors import FieldError
@@ -206,3 +208,26 @@ async def test_an_update_that_changes_no_clique_makes_no_new_pod_to_dry_run() ->
         request(new, old), CONFIG, Backend(ValidateReply(allowed=True)), dry_run=dry_run
     )
     assert (verdict.allowed, dry_run.asked) == (False, 1)
+
+
+async def test_required_packing_kueue_chooses_the_domain_for_is_not_the_backends_to_refuse() -> (
+    None
+):
+    """Where Kueue picks the domains (kueue.topology), the pods are pinned to theirs before
+    their gates lift: a backend's "cannot honour required packing" does not stand; any
+    other objection of the backend's does."""
+    config = replace(CONFIG, kueue=True, kueue_topology=True)
+    doc = single()
+    doc["metadata"].setdefault("labels", {})[kueue.QUEUE_LABEL] = "team"
+    cannot_pack = FieldError(field="spec.template.topologyConstraint.pack.required", reason="no")
+    other = FieldError(field="spec.template.cliques[0].spec.minAvailable", reason="no")
+    refusing = Backend(ValidateReply(allowed=False, errors=[cannot_pack]))
+    verdict = await evaluate(request(doc), config, refusing)
+    assert (verdict.allowed, verdict.reason) == (True, Reason.ADMITTED)
+    both = Backend(ValidateReply(allowed=False, errors=[cannot_pack, other]))
+    verdict = await evaluate(request(doc), config, both)
+    assert (verdict.allowed, [e.field for e in verdict.errors]) == (False, [other.field])
+    # In no queue, the backend's word stands.
+    del doc["metadata"]["labels"][kueue.QUEUE_LABEL]
+    verdict = await evaluate(request(doc), config, refusing)
+    assert verdict.allowed is False

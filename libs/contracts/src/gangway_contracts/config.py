@@ -19,6 +19,7 @@
       # defaultProfileName: kai-scheduler
     kueue:
       enabled: true                   # Kueue admits gangs against quota first (docs/backends.md)
+      topology: true                  # and picks their topology domains (its TAS; docs/kueue.md)
 
 Rules: ``default-scheduler`` (alias ``kube-scheduler``) is always enabled; at most one
 default (none: default-scheduler); built-in backends get typed configuration, unknown keys
@@ -86,6 +87,7 @@ class _Profile(Written):
 
 class _KueueSection(Written):
     enabled: bool = False
+    topology: bool = False
 
 
 class _SchedulerSection(Written):
@@ -127,6 +129,10 @@ class SchedulerConfig:
     # Kueue admits the gangs of PodCliqueSets that name a LocalQueue before their gates lift
     # (``gangway_contracts.kueue``); the operator configuration's ``kueue.enabled``.
     kueue: bool = False
+    # Kueue also picks each gang's topology domains (its topology-aware scheduling), written
+    # on the pods before their gates lift; ``kueue.topology``: every ClusterQueue behind a
+    # LocalQueue that PodCliqueSets name has flavors with a Kueue Topology.
+    kueue_topology: bool = False
 
     @property
     def enabled(self) -> list[str]:
@@ -377,4 +383,7 @@ def load_operator_config(text: str) -> SchedulerConfig:
     # Grove's loader defaults a missing section to the Kubernetes default scheduler alone.
     config = parse_scheduler_config(document.get("scheduler"))
     kueue = read_written(_KueueSection, document.get("kueue") or {}, "kueue")
-    return replace(config, kueue=kueue.enabled)
+    if kueue.topology and not kueue.enabled:
+        reason = "Kueue's topology assignment needs Kueue in front: set kueue.enabled: true"
+        raise FieldErrors([FieldError(field="kueue.topology", reason=reason)])
+    return replace(config, kueue=kueue.enabled, kueue_topology=kueue.topology)

@@ -42,14 +42,18 @@ def backend(subjects: Subjects, name: str) -> Durable:
     return Durable(subjects.backend_service_name(name), (subjects.objects_filter("*", name),))
 
 
-def stage_kueue(subjects: Subjects) -> Durable:
-    """The Kueue stage: every PodGang (whichever backend owns it) and its own Workloads."""
-    filters = (subjects.objects_filter(Kind.PODGANG), subjects.objects_filter("*", kueue.STAGE))
-    return Durable(subjects.service_name(kueue.STAGE), filters)
+def stage_kueue(subjects: Subjects, topology: bool = False) -> Durable:
+    """The Kueue stage: every PodGang (whichever backend owns it) and its own Workloads;
+    with Kueue's topology assignment on, the pods too (one made again after its gang was
+    admitted waits gated for its domain)."""
+    filters = [subjects.objects_filter(Kind.PODGANG), subjects.objects_filter("*", kueue.STAGE)]
+    if topology:
+        filters.append(subjects.objects_filter(Kind.POD, ""))
+    return Durable(subjects.service_name(kueue.STAGE), tuple(filters))
 
 
 def durables(subjects: Subjects, config: SchedulerConfig) -> list[Durable]:
     """Every durable consumer a configuration runs: podgang's, each enabled backend's and
     the Kueue stage's when it is enabled."""
-    stages = [stage_kueue(subjects)] if config.kueue else []
+    stages = [stage_kueue(subjects, config.kueue_topology)] if config.kueue else []
     return [podgang(subjects), *(backend(subjects, name) for name in config.enabled), *stages]

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from gangway_contracts import kueue_topology
 from gangway_contracts.errors import FieldError, field_path
 from gangway_contracts.grove import PodCliqueSet
 from gangway_contracts.mirrored import MANAGED_BY_GANGWAY_SELECTOR, MirroredResource
@@ -65,9 +66,10 @@ def largest_gang(pcs: PodCliqueSet) -> int:
     return max(base, scaled)
 
 
-def problems(pcs: PodCliqueSet, enabled: bool) -> list[FieldError]:
+def problems(pcs: PodCliqueSet, enabled: bool, topology: bool = False) -> list[FieldError]:
     """Why Kueue cannot admit this PodCliqueSet's gangs, by field; none when it names no
-    queue or Kueue can."""
+    queue or Kueue can. ``topology``: Kueue also chooses their domains
+    (:mod:`gangway_contracts.kueue_topology`), which it can for some packings only."""
     queue = queue_of(pcs.metadata.labels)
     errors = [
         FieldError(
@@ -95,4 +97,6 @@ def problems(pcs: PodCliqueSet, enabled: bool) -> list[FieldError]:
             f"{MAX_PODSETS} podSets, one per podgroup"
         )
         errors.append(FieldError(field=field_path("spec", "template", "cliques"), reason=reason))
+    if topology:
+        errors += kueue_topology.pcs_problems(pcs)
     return errors

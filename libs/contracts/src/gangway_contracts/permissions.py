@@ -177,7 +177,7 @@ def service_permissions(subjects: Subjects, config: SchedulerConfig) -> dict[str
     all_objects = f"{subjects.objects_root}.>"
     podgang = durables.podgang(subjects)
     backends = {name: durables.backend(subjects, name) for name in config.enabled}
-    stages = [durables.stage_kueue(subjects)] if config.kueue else []
+    stages = [durables.stage_kueue(subjects, config.kueue_topology)] if config.kueue else []
 
     def deny(own: Durable | None = None) -> list[str]:
         # The backends' in sorted order after podgang's, then the Kueue stage's: the Helm

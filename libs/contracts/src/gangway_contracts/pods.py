@@ -28,6 +28,7 @@ class PodSpecView(Wire, frozen=True, kw_only=True):
     scheduler_name: str | None = None
     scheduling_gates: list[SchedulingGate] = []
     node_name: str | None = None
+    node_selector: dict[str, str] = {}
 
 
 class PodCondition(Wire, frozen=True, kw_only=True):

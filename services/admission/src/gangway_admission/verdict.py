@@ -124,7 +124,7 @@ async def _decide(
         backend = config.backend_for(pcs)
     except FieldErrors as exc:
         return rejected(Reason.SCHEDULER, exc.errors)
-    if queue_errors := kueue.problems(pcs, config.kueue):
+    if queue_errors := kueue.problems(pcs, config.kueue, config.kueue_topology):
         return rejected(Reason.INVALID, queue_errors)
 
     async def by_backend() -> Verdict:
@@ -132,7 +132,10 @@ async def _decide(
             skipped = f'validation by scheduler backend "{backend}": it answers only in the cluster'
             admitted = Verdict(allowed=True, reason=Reason.ADMITTED, backend=backend)
             return replace(admitted, skipped=[skipped])
-        return await _ask(backend, request, ask, policy)
+        said = await _ask(backend, request, ask, policy)
+        if config.kueue_topology and kueue.queue_of(pcs.metadata.labels):
+            return _packed_by_kueue(said)
+        return said
 
     same_pods = old is not None and old.spec.template.cliques == pcs.spec.template.cliques
     if dry_run is None or same_pods:  # an update that changes no clique changes no pod
@@ -140,6 +143,20 @@ async def _decide(
     # Asked at once: the review's time is the slower of the two, not their sum.
     asked, tried = await asyncio.gather(by_backend(), _dry_run(pcs, dry_run, policy))
     return _both(asked, tried)
+
+
+def _packed_by_kueue(said: Verdict) -> Verdict:
+    """The backend's verdict where Kueue chooses the gang's domains: its scheduler need not
+    honour required packing itself (each pod is pinned to its domain before its gate
+    lifts), so its objection to that alone does not stand."""
+    if said.allowed or said.reason != Reason.BACKEND_REJECTED:
+        return said
+    errors = [e for e in said.errors if not e.field.endswith(".pack.required")]
+    if errors:
+        return replace(said, errors=errors)
+    return Verdict(
+        allowed=True, reason=Reason.ADMITTED, warnings=said.warnings, backend=said.backend
+    )
 
 
 def _both(asked: Verdict, tried: Verdict) -> Verdict:
