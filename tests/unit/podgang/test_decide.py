@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from gangway_contracts import kueue, labels
+from gangway_contracts import kueue, kueue_topology, labels
 from gangway_contracts.grove import PodGang
 from gangway_contracts.k8s import ObjectMeta
 from gangway_podgang.decide import (
@@ -257,6 +257,13 @@ def test_a_gang_in_a_kueue_queue_keeps_its_gates_until_kueue_admits_it() -> None
     # A gang naming no queue never waits for Kueue, whatever a condition says.
     unqueued = with_condition(cluster.podgangs[base.name], labels.BACKEND_SYNCED, True)
     assert gates_held_by(base, unqueued, planned, pods, ()) is None
+    # Kueue chose the gang's domains: its gates wait until each gated pod carries its own.
+    placed = with_condition(synced, kueue.QUEUE_ADMITTED, True, kueue_topology.TOPOLOGY_ASSIGNED)
+    assert gates_held_by(base, placed, planned, pods, ()) == (
+        "the domains Kueue chose are not on every pod yet"
+    )
+    given = {name: replace(pod, domain_given=True) for name, pod in pods.items()}
+    assert gates_held_by(base, placed, planned, given, ()) is None
 
 
 def test_a_gang_kueue_evicted_is_stopped_whole_and_made_again_gated() -> None:

@@ -3,7 +3,8 @@ held once. A PodCliqueSet of 5 000 gangs is 10 000 pods and 5 000 PodGangs in me
 
 - A pod is one flat record (:class:`PodRecord`): its name, namespace, uid and
   resourceVersion, the labels podgang reads, its controller, whether it is being deleted,
-  its gates, node and phase, and the scheduler's verdict. As decoded it is about ten objects
+  its gates, node and phase, the scheduler's verdict, and whether it carries the domain
+  Kueue chose for it. As decoded it is about ten objects
   (metadata, labels, owner references, spec, gates, status, conditions…), 1.2 KB; the record
   is one, about 0.4 KB with its own strings.
 - A PodGang keeps its spec and status whole (the spec is compared whole with the plan, the
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from gangway_contracts import kueue, labels
+from gangway_contracts import kueue, kueue_topology, labels
 from gangway_contracts.grove import PodGang
 from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import Condition, ObjectMeta, OwnerReference
@@ -91,6 +92,8 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     changed_at: str | None = None
     incarnation: int = 0  # of its gang, when it was made (labels.INCARNATION)
     preempted: str | None = None  # the scheduler's words, evicted for another (Pod.preemption)
+    # It carries the topology domain Kueue chose for it (kueue_topology.given).
+    domain_given: bool = False
 
     def is_gated(self, gate: str) -> bool:
         return gate in self.gates
@@ -132,6 +135,7 @@ def compact_pod(pod: Pod) -> PodRecord:
         changed_at=_shared(pod.readiness_changed_at or meta.creation_timestamp),
         incarnation=incarnation_of(meta.labels),
         preempted=pod.preemption(),
+        domain_given=kueue_topology.given(meta.annotations),
     )
 
 

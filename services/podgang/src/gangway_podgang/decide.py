@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from gangway_contracts import kueue, labels, why
+from gangway_contracts import kueue, kueue_topology, labels, why
 from gangway_contracts.grove import PodGang, PodGangSpec
 from gangway_contracts.incarnations import incarnation_of
 from gangway_contracts.k8s import Condition, NamespacedName
@@ -576,9 +576,14 @@ def gates_held_by(
     """Why a complete, Initialized gang's gates stay on; None when they may come off."""
     if not condition_true_now(live, labels.BACKEND_SYNCED):
         return "its backend has not synced this generation"
-    if kueue.queue_of(live.metadata.labels) and not condition_true_now(live, kueue.QUEUE_ADMITTED):
+    if kueue.queue_of(live.metadata.labels):
         said = live.condition(kueue.QUEUE_ADMITTED)
-        return "Kueue has not admitted it" + (f": {said.message}" if said else "")
+        if not condition_true_now(live, kueue.QUEUE_ADMITTED):
+            return "Kueue has not admitted it" + (f": {said.message}" if said else "")
+        assert said is not None
+        bare = any(not pod.domain_given for pod in gated(gang, pods))
+        if said.reason == kueue_topology.TOPOLOGY_ASSIGNED and bare:
+            return "the domains Kueue chose are not on every pod yet"
     base = planned.get(gang.base)
     if not gang.is_base and (base is None or not scheduled(base, pods)):
         # extra capacity waits for the gang that runs
