@@ -187,3 +187,27 @@ def test_the_quota_is_handed_back_as_kueues_integrations_do_under_its_version() 
         "Admitted": ("False", "NoReservation"),
         "Requeued": ("True", "Preempted"),
     }
+
+
+def packed(constraint: dict[str, Any]) -> PodGang:
+    found = msgspec.to_builtins(gang())
+    found["spec"]["topologyConstraint"] = {"packConstraint": constraint}
+    return msgspec.convert(found, type=PodGang)
+
+
+def test_with_kueues_topology_the_gangs_pack_becomes_its_podsets_request() -> None:
+    """A leader of one pod and its workers in one rack: one podSet group, as Kueue keeps a
+    LeaderWorkerSet's; without ``topology`` nothing is asked of Kueue's topology."""
+    made = workload(packed({"required": "example.com/rack"}), PCS, "team", None, topology=True)
+    asked = [p["topologyRequest"] for p in made["spec"]["podSets"]]
+    assert asked == [{"required": "example.com/rack", "podSetGroupName": "gang"}] * 2
+    plain = workload(packed({"required": "example.com/rack"}), PCS, "team", None)
+    assert all("topologyRequest" not in p for p in plain["spec"]["podSets"])
+    preferred = workload(packed({"preferred": "example.com/rack"}), PCS, "team", None, True)
+    assert preferred["spec"]["podSets"][0]["topologyRequest"]["preferred"] == "example.com/rack"
+
+
+def test_kueue_holding_a_gang_for_want_of_a_domain_is_unschedulable_not_over_quota() -> None:
+    words = 'couldn\'t assign flavors to pod set w: topology "racks" allows to fit only 2 of 4'
+    held = verdict_of(status(("QuotaReserved", "False", "Pending", words)))
+    assert held.reason == why.UNSCHEDULABLE

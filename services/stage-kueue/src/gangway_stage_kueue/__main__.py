@@ -15,7 +15,7 @@ async def main(settings: ConsumerSettings) -> None:
     async with connections(settings.subjects.service_name(kueue.STAGE), settings) as conn:
         ready = asyncio.Event()
         conn.probes.ready_when("serving", ready.is_set)
-        await serve(conn.js, conn.kube, settings, ready=ready)
+        await serve(conn.js, conn.kube, settings, config=settings.scheduler_config(), ready=ready)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,13 @@ converges, level-triggered:
 3. a gang Kueue evicted is stopped by podgang (its placed pods deleted, made again gated);
    once none of its pods is past its gate, the Workload's reservation is cleared, as
    Kueue's own integrations do, and Kueue queues it again.
+
+With Kueue's topology assignment on (``kueue.topology``), the Workload asks for the domains
+the gang's pack constraints name, and an admission's domains are written onto the gated
+pods (``domains.py``) before ``QueueAdmitted`` says ``TopologyAssigned``; a pod made again
+later is routed here by its own message. A gated pod still carrying the domain of an
+admission Kueue took back is deleted (podgang makes it again, bare) before the quota is
+handed back.
 """
 
 from __future__ import annotations
@@ -27,10 +34,11 @@ from opentelemetry import trace
 
 from gangway_backendkit.context import BackendContext
 from gangway_backendkit.protocol import NotYet
-from gangway_contracts import kueue, labels, why
+from gangway_contracts import kueue, kueue_topology, labels, why
 from gangway_contracts.codec import MALFORMED
+from gangway_contracts.config import SchedulerConfig
 from gangway_contracts.events import QueueAdmitted, QueueHeld
-from gangway_contracts.grove import PodGang, podcliqueset_of
+from gangway_contracts.grove import PodGang, PodGroup, podcliqueset_of
 from gangway_contracts.k8s import Condition, NamespacedName
 from gangway_contracts.pods import Pod
 from gangway_contracts.records import ObjectRecord
@@ -38,9 +46,10 @@ from gangway_contracts.subjects import Kind, ObjectKey
 from gangway_runtime import tracing
 from gangway_runtime.consumer import Route
 from gangway_runtime.journal import JournalWriter
+from gangway_runtime.kube import KubeError
 from gangway_runtime.objects import OwnWrites, last_per_subject
-from gangway_runtime.status import now, set_podgang_condition
-from gangway_stage_kueue import workload
+from gangway_runtime.status import PODS, now, set_podgang_condition
+from gangway_stage_kueue import domains, workload
 from gangway_stage_kueue.workload import PRIORITY_CLASSES, WORKLOADS, Verdict
 
 log = logging.getLogger(__name__)
@@ -92,8 +101,9 @@ def _same(said: Condition | None, verdict: Verdict) -> bool:
 
 
 class StageHandler:
-    def __init__(self, ctx: BackendContext) -> None:
+    def __init__(self, ctx: BackendContext, config: SchedulerConfig) -> None:
         self.ctx = ctx
+        self.config = config
         self.journal = JournalWriter(ctx.js, ctx.subjects, kueue.STAGE)
         # The QueueAdmitted this replica last wrote to each PodGang, until the mirror shows it.
         self.said: OwnWrites[ObjectKey, Condition] = OwnWrites()
@@ -101,10 +111,13 @@ class StageHandler:
         self.priorities: dict[str, int] = {}
 
     def route(self, msg: Msg) -> Route[ObjectKey] | None:
-        """The PodGang; a Workload in a slot of its own. PodGangs naming no queue are
-        dropped here (decoded as far as their labels)."""
+        """The PodGang; a Workload, or a pod waiting gated for its domain, in a slot of its
+        own. PodGangs naming no queue, and other pods, are dropped here (decoded as far as
+        their labels)."""
         key = self.ctx.subjects.parse_object(msg.subject)
         record = msgspec.json.decode(msg.data, type=ObjectRecord)
+        if key.kind == Kind.POD:
+            return None if record.deleted else self._route_pod(key, record)
         found = msgspec.json.decode(record.object, type=_Labelled).metadata
         if key.kind == Kind.PODGANG:
             return Route(key) if kueue.queue_of(found.labels) else None
@@ -113,6 +126,17 @@ class StageHandler:
         if not owner or not backend:
             return None  # not one of the stage's: nothing to converge
         return Route(ObjectKey(Kind.PODGANG, backend, key.namespace, owner), slot=msg.subject)
+
+    def _route_pod(self, key: ObjectKey, record: ObjectRecord) -> Route[ObjectKey] | None:
+        pod = msgspec.json.decode(record.object, type=Pod)
+        gang = pod.metadata.labels.get(labels.PODGANG)
+        backend = self.config.resolve(pod.spec.scheduler_name)
+        waits = pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE) and not kueue_topology.given(
+            pod.metadata.annotations
+        )
+        if not gang or backend is None or not waits:
+            return None
+        return Route(ObjectKey(Kind.PODGANG, backend, key.namespace, gang))
 
     async def handle(self, key: ObjectKey, msgs: Sequence[Msg]) -> float | None:
         parent = tracing.context_from_headers(msgs[-1].headers) if msgs else None
@@ -152,19 +176,37 @@ class StageHandler:
         if pcs is None:
             raise NotYet(f"PodCliqueSet of PodGang {meta.namespace}/{meta.name} not mirrored yet")
         priority = await self._priority(podgang.spec.priority_class_name)
+        current = msgspec.json.decode(record.object)
         try:
-            desired = workload.workload(podgang, pcs, queue, priority)
+            desired = workload.workload(podgang, pcs, queue, priority, self.config.kueue_topology)
         except KeyError:
             return None  # a podgroup of no clique: a PodGang podgang did not plan
+        except kueue_topology.Unexpressible as exc:
+            refused = Verdict(False, why.BACKEND_NOT_SYNCED, f"{exc.field}: {exc.reason}")
+            await self._report(key, podgang, current, record, refused)
+            return None
         await self.ctx.ensure(WORKLOADS, desired, immutable_spec=True)
         live = await self._live(desired)
         verdict = workload.verdict_of(live)
-        await self._report(key, podgang, msgspec.json.decode(record.object), record, verdict)
+        again = None
+        if verdict.admitted and live is not None and (assigned := workload.assignments(live)):
+            again = await self._give_domains(podgang, assigned)
+            asked = {
+                workload.podset_name(podgang, podgroup): request.level
+                for podgroup, request in kueue_topology.podgang_requests(podgang).items()
+            }
+            verdict = Verdict(
+                True,
+                kueue_topology.TOPOLOGY_ASSIGNED,
+                f"{verdict.message}, in {domains.where(assigned, asked)}",
+                verdict.cluster_queue,
+            )
+        await self._report(key, podgang, current, record, verdict)
         if verdict.evicted and live is not None:
             if not await self._stopped(podgang):
                 return STOPPING_RECHECK_SECONDS
             await self._unreserve(live)
-        return None
+        return again
 
     async def _priority(self, name: str | None) -> int | None:
         if not name:
@@ -186,19 +228,86 @@ class StageHandler:
         found: dict[str, Any] = msgspec.json.decode(record.object)
         return found
 
+    async def _pods(self, podgang: PodGang, group: PodGroup) -> list[Pod]:
+        """The podgroup's pods as mirrored (those not made yet, or gone, left out)."""
+        found = []
+        for ref in group.pod_references:
+            record = await self.ctx.record(ObjectKey(Kind.POD, "", ref.namespace, ref.name))
+            if record is not None and not record.deleted:
+                found.append(msgspec.json.decode(record.object, type=Pod))
+        return found
+
     async def _stopped(self, podgang: PodGang) -> bool:
         """None of the gang's pods is past its gate (podgang deletes them and makes them
-        again, gated, once the gang is no longer admitted)."""
-        namespace = podgang.metadata.namespace
+        again, gated, once the gang is no longer admitted), nor carries a domain of the
+        admission Kueue took back (deleted here: made again bare)."""
+        stopped = True
         for group in podgang.spec.podgroups:
-            for ref in group.pod_references:
-                pod = await self.ctx.record(ObjectKey(Kind.POD, "", namespace, ref.name))
-                if pod is None or pod.deleted:
-                    continue
-                seen = msgspec.json.decode(pod.object, type=Pod)
-                if not seen.is_gated(labels.PODGANG_PENDING_CREATION_GATE):
-                    return False
+            for pod in await self._pods(podgang, group):
+                if not pod.is_gated(labels.PODGANG_PENDING_CREATION_GATE):
+                    stopped = False
+                elif kueue_topology.given(pod.metadata.annotations):
+                    await self._remake(pod)
+                    stopped = False
+        return stopped
+
+    async def _give_domains(
+        self, podgang: PodGang, assigned: dict[str, dict[str, Any]]
+    ) -> float | None:
+        """Each gated pod without a domain gets the one Kueue's assignment has room for, with
+        Kueue's annotation for its request; a pod holding a domain the assignment has no
+        room in is made again. A time to look again when a write did not take."""
+        requests = kueue_topology.podgang_requests(podgang)
+        again = None
+        for group in podgang.spec.podgroups:
+            podset = workload.podset_name(podgang, group.name)
+            pods = await self._pods(podgang, group)
+            placement = domains.place(pods, domains.domains(assigned.get(podset, {})))
+            request = requests.get(group.name)
+            annotation = request.annotation() if request else (kueue_topology.UNCONSTRAINED, "true")
+            by_name = {pod.metadata.name: pod for pod in pods}
+            for name, domain in placement.given.items():
+                if not await self._write_domain(by_name[name], domain, annotation):
+                    again = STOPPING_RECHECK_SECONDS
+            for pod in placement.stale:
+                await self._remake(pod)
+        return again
+
+    async def _write_domain(
+        self, pod: Pod, domain: dict[str, str], annotation: tuple[str, str]
+    ) -> bool:
+        """The domain as the pod's nodeSelector (it can only grow while gated) and Kueue's
+        annotation, in one write, to this very pod (its uid); False when it changed since."""
+        meta = pod.metadata
+        body = {
+            "metadata": {"uid": meta.uid, "annotations": dict([annotation])},
+            "spec": {"nodeSelector": domain},
+        }
+        try:
+            await self.ctx.kube.request(
+                "PATCH",
+                PODS.path(meta.namespace, meta.name),
+                [("fieldManager", self.ctx.field_manager)],
+                body=body,
+                content_type="application/merge-patch+json",
+            )
+        except KubeError as exc:
+            if exc.status in (404, 409, 422):
+                return False  # gone, made again, or past its gate: its next message says
+            raise
         return True
+
+    async def _remake(self, pod: Pod) -> None:
+        """Delete a gated pod holding a domain no admission gives it (podgang makes it
+        again): this very pod, not one made since under its name."""
+        meta = pod.metadata
+        log.info("%s/%s: holds a domain Kueue took back; made again", meta.namespace, meta.name)
+        body = {"preconditions": {"uid": meta.uid}, "propagationPolicy": "Background"}
+        try:
+            await self.ctx.kube.request("DELETE", PODS.path(meta.namespace, meta.name), body=body)
+        except KubeError as exc:
+            if exc.status not in (404, 409):
+                raise
 
     async def _unreserve(self, live: dict[str, Any]) -> None:
         meta = live["metadata"]

@@ -9,6 +9,7 @@ from nats.js import JetStreamContext
 
 from gangway_backendkit.context import BackendContext
 from gangway_contracts import durables, kueue
+from gangway_contracts.config import SchedulerConfig
 from gangway_runtime import tasks
 from gangway_runtime.consumer import Consumer
 from gangway_runtime.kube import Kube
@@ -22,6 +23,7 @@ async def serve(
     kube: Kube,
     settings: ConsumerSettings,
     *,
+    config: SchedulerConfig,
     ready: asyncio.Event | None = None,
 ) -> None:
     """Consume until cancelled; refuse to start (one line) where Kueue is not installed."""
@@ -34,8 +36,10 @@ async def serve(
         field_manager=subjects.service_name(kueue.STAGE),
     )
     await ctx.require(WORKLOADS, "install Kueue (its CRDs and its manager) before enabling it")
-    handler = StageHandler(ctx)
-    consumer = Consumer(js, subjects, handler, settings, durables.stage_kueue(subjects))
+    handler = StageHandler(ctx, config)
+    consumer = Consumer(
+        js, subjects, handler, settings, durables.stage_kueue(subjects, config.kueue_topology)
+    )
     await consumer.subscribe()
     if ready is not None:
         ready.set()

@@ -25,7 +25,7 @@ import msgspec
 
 from gangway_backendkit.converge import carried_metadata
 from gangway_backendkit.manifest import Manifest
-from gangway_contracts import kueue, labels, why
+from gangway_contracts import kueue, kueue_topology, labels, why
 from gangway_contracts.grove import PodCliqueSet, PodGang, clique_of
 from gangway_contracts.k8s import is_dns_label
 from gangway_contracts.podspec import pod_requests, quantity_text
@@ -40,6 +40,9 @@ REQUEUED: Final = "Requeued"
 # Kueue's reasons: an eviction to make room for another, a queue that admits nothing.
 PREEMPTED: Final = "Preempted"
 INADMISSIBLE: Final = "Inadmissible"
+# How Kueue's words begin when no domain of its topology fits a podSet ('topology "x"
+# allows to fit only 2 out of 4 pod(s)').
+_NO_DOMAIN: Final = 'topology "'
 
 
 class _Scheduling(msgspec.Struct, rename="camel"):
@@ -62,7 +65,10 @@ def podset_name(podgang: PodGang, podgroup: str) -> str:
     return f"{name[:52].strip('-.')}-{digest}"
 
 
-def podset(podgang: PodGang, pcs: PodCliqueSet, group: int) -> Manifest:
+def podset(
+    podgang: PodGang, pcs: PodCliqueSet, group: int, topology: kueue_topology.Request | None = None
+) -> Manifest:
+    """One podgroup's podSet; ``topology``: the domain Kueue is to keep it in."""
     podgroup = podgang.spec.podgroups[group]
     pod_spec = clique_of(podgang, pcs, podgroup.name).spec.pod_spec
     requests = {
@@ -78,20 +84,35 @@ def podset(podgang: PodGang, pcs: PodCliqueSet, group: int) -> Manifest:
         spec["affinity"] = {
             "nodeAffinity": msgspec.json.decode(scheduling.affinity["nodeAffinity"])
         }
-    return {
+    found: Manifest = {
         "name": podset_name(podgang, podgroup.name),
         "count": len(podgroup.pod_references),
         "template": {"spec": spec},
     }
+    if topology is not None:
+        asked = {"required" if topology.required else "preferred": topology.level}
+        if topology.group:
+            asked["podSetGroupName"] = podset_name(podgang, topology.group)
+        found["topologyRequest"] = asked
+    return found
 
 
-def workload(podgang: PodGang, pcs: PodCliqueSet, queue: str, priority: int | None) -> Manifest:
+def workload(
+    podgang: PodGang,
+    pcs: PodCliqueSet,
+    queue: str,
+    priority: int | None,
+    topology: bool = False,
+) -> Manifest:
     """The Workload for a PodGang whose pods are all referenced, in LocalQueue ``queue``;
-    ``priority``: its PriorityClass's value (None: it names none). KeyError for a
-    podgroup of no clique of ``pcs``."""
+    ``priority``: its PriorityClass's value (None: it names none); ``topology``: Kueue
+    chooses its domains, as its pack constraints ask. KeyError for a podgroup of no clique
+    of ``pcs``; Unexpressible for packing Kueue cannot be asked for."""
+    requests = kueue_topology.podgang_requests(podgang) if topology else {}
+    groups = podgang.spec.podgroups
     spec: dict[str, Any] = {
         "queueName": queue,
-        "podSets": [podset(podgang, pcs, i) for i in range(len(podgang.spec.podgroups))],
+        "podSets": [podset(podgang, pcs, i, requests.get(g.name)) for i, g in enumerate(groups)],
     }
     if podgang.spec.priority_class_name and priority is not None:
         spec["priorityClassRef"] = {
@@ -105,6 +126,17 @@ def workload(podgang: PodGang, pcs: PodCliqueSet, queue: str, priority: int | No
         "kind": "Workload",
         "metadata": carried_metadata(podgang, podgang.metadata.name),
         "spec": spec,
+    }
+
+
+def assignments(live: Manifest) -> dict[str, dict[str, Any]]:
+    """podSet name → the topology assignment Kueue admitted it with (none: Kueue chose no
+    domains, its flavor has no Topology)."""
+    admission = (live.get("status") or {}).get("admission") or {}
+    return {
+        found["name"]: found["topologyAssignment"]
+        for found in admission.get("podSetAssignments") or []
+        if found.get("topologyAssignment")
     }
 
 
@@ -146,9 +178,13 @@ def verdict_of(live: Manifest | None) -> Verdict:
     if found.get(KUEUE_ADMITTED, {}).get("status") == "True":
         return Verdict(True, kueue.ADMITTED, f"admitted by Kueue in ClusterQueue {queue}", queue)
     if reserved.get("status") == "False":
-        closed = reserved.get("reason") == INADMISSIBLE
-        reason = why.QUEUE_CLOSED if closed else why.OVER_QUOTA
-        return Verdict(False, reason, f"Kueue: {reserved.get('message', '')}")
+        words = reserved.get("message", "")
+        reason = why.OVER_QUOTA
+        if reserved.get("reason") == INADMISSIBLE:
+            reason = why.QUEUE_CLOSED
+        elif _NO_DOMAIN in words and "quota" not in words:
+            reason = why.UNSCHEDULABLE  # within quota, but no domain has room for it
+        return Verdict(False, reason, f"Kueue: {words}")
     return Verdict(False, why.GATED, "waiting for Kueue to admit the gang")
 
 
