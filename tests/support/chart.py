@@ -56,13 +56,15 @@ def values_for(overlay: str) -> dict[str, Any]:
     or not, its operator configuration, its certificate source; the namespace created, as
     kustomize does."""
     backends: set[str] = set()
-    kueue = False
+    kueue = topology = False
     certificates = ""
     scheduler: dict[str, Any] = {}
     for directory in _overlay_chain(OVERLAYS_DIR / overlay):
         kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
         backends |= {Path(r).name for r in kustomization.get("resources", []) if "/backends/" in r}
-        kueue = kueue or any("/stages/kueue" in r for r in kustomization.get("resources", []))
+        stages = [r for r in kustomization.get("resources", []) if "/stages/" in r]
+        kueue = kueue or any(Path(r).name == "kueue" for r in stages)
+        topology = topology or any(Path(r).name == "kueue-topology" for r in stages)
         for component in kustomization.get("components", []):
             certificates = certificates or Path(component).name
         operator = directory / "operator.yaml"
@@ -70,7 +72,7 @@ def values_for(overlay: str) -> dict[str, Any]:
             scheduler = yaml.safe_load(operator.read_text())["scheduler"]
     return {
         "backends": {key: {"enabled": key in backends} for key in BACKENDS},
-        "kueue": {"enabled": kueue},
+        "kueue": {"enabled": kueue, "topology": topology},
         "scheduler": scheduler,
         "webhook": {"certificates": certificates},
         "namespace": {"create": True},

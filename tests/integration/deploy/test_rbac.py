@@ -75,6 +75,8 @@ NEEDS: Final[dict[str, dict[str, frozenset[str]]]] = {
         "scheduler.grove.io/podgangs/finalizers": frozenset({"update"}),
     },
     "gangway-stage-kueue": {
+        # kueue-topology's: the domain Kueue chose, on a gated pod; a stale one made again.
+        "/pods": frozenset({"patch", "delete"}),
         "kueue.x-k8s.io/workloads": WRITE,
         "kueue.x-k8s.io/workloads/status": frozenset({"patch"}),
         "scheduling.k8s.io/priorityclasses": frozenset({"get"}),

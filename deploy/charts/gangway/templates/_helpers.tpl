@@ -40,6 +40,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- if $v.kueue.enabled }}
 - files/stages/kueue/stage-kueue.yaml
+{{- if $v.kueue.topology }}
+- files/stages/kueue-topology/stage-kueue-topology.yaml
+{{- end }}
 {{- end }}
 {{- if eq $v.webhook.certificates "cert-manager" }}
 - files/components/cert-manager/certificate.yaml
@@ -205,7 +208,11 @@ metadata:
 data:
   operator.yaml: |
     {{- $operator := dict "scheduler" $v.scheduler }}
-    {{- if $v.kueue.enabled }}{{ $_ := set $operator "kueue" (dict "enabled" true) }}{{ end }}
+    {{- if $v.kueue.enabled }}
+    {{- $kueue := dict "enabled" true }}
+    {{- if $v.kueue.topology }}{{ $_ := set $kueue "topology" true }}{{ end }}
+    {{- $_ := set $operator "kueue" $kueue }}
+    {{- end }}
     {{- $operator | toYaml | nindent 4 }}
 {{- if $v.nats.bundled }}
 ---
