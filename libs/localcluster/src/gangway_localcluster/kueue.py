@@ -61,6 +61,7 @@ METRICS_CERTS: Final = Path("/etc/kueue/metrics/certs")
 GROUP_PATH: Final = "/apis/kueue.x-k8s.io/v1beta2"
 RESOURCE_FLAVORS: Final = f"{GROUP_PATH}/resourceflavors"
 CLUSTER_QUEUES: Final = f"{GROUP_PATH}/clusterqueues"
+TOPOLOGIES: Final = f"{GROUP_PATH}/topologies"
 DEFAULT_FLAVOR: Final = "default-flavor"
 # What `gangway up` makes for the demo: a ClusterQueue of the demo nodes' GPUs, and a
 # LocalQueue of that name in the demo namespace.
@@ -139,16 +140,35 @@ def write_configuration(workdir: Path, health: int, metrics: int, webhook: int) 
     return path
 
 
-def resource_flavor(name: str = DEFAULT_FLAVOR) -> dict[str, Any]:
-    return {
+def resource_flavor(
+    name: str = DEFAULT_FLAVOR,
+    topology: str | None = None,
+    node_labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A ResourceFlavor; with ``topology`` (a Topology's name) one Kueue chooses domains in,
+    over the nodes of ``node_labels`` (Kueue wants at least one label then)."""
+    flavor: dict[str, Any] = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ResourceFlavor",
         "metadata": {"name": name},
     }
+    if topology is not None:
+        flavor["spec"] = {"topologyName": topology, "nodeLabels": node_labels or {}}
+    return flavor
 
 
-def cluster_queue(name: str, quota: dict[str, str]) -> dict[str, Any]:
-    """A ClusterQueue of every namespace, ``quota`` of the default flavor, that preempts a
+def topology(name: str, levels: list[str]) -> dict[str, Any]:
+    """A Kueue Topology of node label keys, highest level first."""
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Topology",
+        "metadata": {"name": name},
+        "spec": {"levels": [{"nodeLabel": key} for key in levels]},
+    }
+
+
+def cluster_queue(name: str, quota: dict[str, str], flavor: str = DEFAULT_FLAVOR) -> dict[str, Any]:
+    """A ClusterQueue of every namespace, ``quota`` of ``flavor``, that preempts a
     lower-priority workload in it for a higher one."""
     return {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -162,7 +182,7 @@ def cluster_queue(name: str, quota: dict[str, str]) -> dict[str, Any]:
                     "coveredResources": sorted(quota),
                     "flavors": [
                         {
-                            "name": DEFAULT_FLAVOR,
+                            "name": flavor,
                             "resources": [
                                 {"name": resource, "nominalQuota": value}
                                 for resource, value in sorted(quota.items())
