@@ -43,7 +43,7 @@ def racked_quota(cp: ControlPlane, namespace: str, nodes: Nodes, gpus: int) -> s
     domains in over this test's nodes, a ClusterQueue of ``gpus`` GPUs of it and a
     LocalQueue in ``namespace``; the LocalQueue's name."""
     name = f"tas-{nodes.pool}"
-    cp.create(local_kueue.TOPOLOGIES, local_kueue.topology(name, list(TOPOLOGY_LABELS.values())))
+    cp.create(local_kueue.TOPOLOGIES, local_kueue.topology_of(name, list(TOPOLOGY_LABELS.values())))
     flavor = local_kueue.resource_flavor(name, topology=name, node_labels=nodes.selector)
     cp.create(local_kueue.RESOURCE_FLAVORS, flavor)
     quota = {"nvidia.com/gpu": str(gpus)}

@@ -405,7 +405,8 @@ def local_cluster(
     if given is None or given.kueue:  # Kueue in front of every scheduler, with the demo's quota
         say("building or reusing Kueue…")
         cp.start_kueue()
-        cp.create(queueing.RESOURCE_FLAVORS, queueing.resource_flavor())
+        for collection, made in queueing.demo_flavor(given is not None and given.kueue_topology):
+            cp.create(collection, made)
         cp.create(queueing.CLUSTER_QUEUES, queueing.demo_cluster_queue())
     # Pods' names (<podclique>-<i>.<pcs>-<r>.<ns>.svc.cluster.local) answered as a
     # cluster's DNS answers them.

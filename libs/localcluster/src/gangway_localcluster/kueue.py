@@ -37,6 +37,7 @@ from gangway_localcluster.build import (
     staged,
 )
 from gangway_localcluster.certs import write_serving_certificate
+from gangway_localcluster.nodes import TOPOLOGY_LABELS
 
 KUEUE_VERSION: Final = "0.19.2"
 MODULE: Final = "sigs.k8s.io/kueue"
@@ -157,7 +158,7 @@ def resource_flavor(
     return flavor
 
 
-def topology(name: str, levels: list[str]) -> dict[str, Any]:
+def topology_of(name: str, levels: list[str]) -> dict[str, Any]:
     """A Kueue Topology of node label keys, highest level first."""
     return {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -193,6 +194,18 @@ def cluster_queue(name: str, quota: dict[str, str], flavor: str = DEFAULT_FLAVOR
             ],
         },
     }
+
+
+def demo_flavor(topology: bool) -> list[tuple[str, dict[str, Any]]]:
+    """What the demo's ClusterQueue draws on, and the collections it is created in: the
+    default flavor; with ``topology`` (the operator configuration's ``kueue.topology``) one
+    Kueue chooses domains in, over every Linux node, by a Topology of the local nodes'
+    labels (zone, block, rack, host)."""
+    if not topology:
+        return [(RESOURCE_FLAVORS, resource_flavor())]
+    levels = list(TOPOLOGY_LABELS.values())
+    flavor = resource_flavor(topology=DEMO_QUEUE, node_labels={"kubernetes.io/os": "linux"})
+    return [(TOPOLOGIES, topology_of(DEMO_QUEUE, levels)), (RESOURCE_FLAVORS, flavor)]
 
 
 def demo_cluster_queue() -> dict[str, Any]:
