@@ -15,7 +15,7 @@ from gangway_localcluster import kueue
 from gangway_localcluster.controlplane import ControlPlane
 from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nodes import NodePool
-from tests.chaos.scenario import CLUSTER_QUEUE, System, start_system
+from tests.chaos.scenario import CLUSTER_QUEUE, TAS_CLUSTER_QUEUE, System, start_system
 from tests.support.kube import admin_client, fresh_namespace
 
 
@@ -62,6 +62,20 @@ def kueue_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System
     quota = {"cpu": "1000", "memory": "1Ti"}
     chaos_cluster.create(kueue.CLUSTER_QUEUES, kueue.cluster_queue(CLUSTER_QUEUE, quota))
     with _started(chaos_cluster, tmp_path, kueue=True) as started:
+        yield started
+
+
+@pytest.fixture
+def kueue_topology_system(chaos_cluster: ControlPlane, tmp_path: Path) -> Iterator[System]:
+    """As :func:`kueue_system`, Kueue choosing the gangs' domains too: a ClusterQueue over a
+    flavor of a Topology of the chaos nodes' labels."""
+    chaos_cluster.start_kueue()
+    for collection, made in kueue.flavor_of_domains(TAS_CLUSTER_QUEUE):
+        chaos_cluster.create(collection, made)
+    quota = {"cpu": "1000", "memory": "1Ti"}
+    queue = kueue.cluster_queue(TAS_CLUSTER_QUEUE, quota, flavor=TAS_CLUSTER_QUEUE)
+    chaos_cluster.create(kueue.CLUSTER_QUEUES, queue)
+    with _started(chaos_cluster, tmp_path, kueue=True, kueue_topology=True) as started:
         yield started
 
 

@@ -59,6 +59,7 @@ SETTINGS: Final = {
 }
 NAME: Final = "chaos"  # the workload's PodCliqueSet
 CLUSTER_QUEUE: Final = "chaos"  # Kueue's, for the chaos workloads in a LocalQueue
+TAS_CLUSTER_QUEUE: Final = "chaos-tas"  # the same, over a flavor Kueue chooses domains in
 # Generous: deadlines, not measures (bench/chaos.py measures).
 CONVERGED_WITHIN: Final = 180.0
 JOURNAL_WITHIN: Final = 30.0
@@ -99,16 +100,18 @@ def start_system(
     cluster: bool = False,
     memory: bool = False,
     kueue: bool = False,
+    kueue_topology: bool = False,
 ) -> System:
     """A fresh nats-server (its own store), or a fresh 3-node cluster with every stream
     replicated on all three as deploy/ runs it, and every service, ready. ``memory``: the
     streams in memory (GANGWAY_STREAMS__STORAGE=memory), and the bus keeper running (as
     deploy/'s gangway-bus-keeper): a restarted server has lost them all. ``kueue``: the
-    Kueue stage too (Kueue's manager runs in ``cp``)."""
+    Kueue stage too (Kueue's manager runs in ``cp``); ``kueue_topology``: Kueue choosing the
+    gangs' domains as well."""
     config = workdir / "operator.yaml"
     operator: dict[str, Any] = {"scheduler": CONFIG}
     if kueue:
-        operator["kueue"] = {"enabled": True}
+        operator["kueue"] = {"enabled": True, "topology": kueue_topology}
     config.write_text(yaml.safe_dump(operator))
     names = [(n, m) for n, m in MODULES.items() if n != "admission"]
     if kueue:

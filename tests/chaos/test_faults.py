@@ -18,8 +18,9 @@ import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 
 from gangway_contracts import events as ev
-from gangway_contracts import kueue
+from gangway_contracts import kueue, kueue_topology
 from gangway_localcluster.kueue import local_queue
+from gangway_localcluster.nodes import HOSTNAME_LABEL
 from gangway_runtime import journal
 from gangway_runtime.status import PODCLIQUESETS
 from gangway_stage_kueue.workload import WORKLOADS
@@ -30,6 +31,7 @@ from tests.chaos.scenario import (
     FAULTS,
     NAME,
     NODE_FAULTS,
+    TAS_CLUSTER_QUEUE,
     Fault,
     State,
     System,
@@ -47,7 +49,7 @@ from tests.chaos.scenario import (
     workload_through,
 )
 from tests.support.kube import merge_patch, server_side_apply
-from tests.support.podgang import condition, objects, podgangs
+from tests.support.podgang import condition, objects, podgangs, pods
 from tests.support.store import eventually
 
 GANGS: Final = 30
@@ -310,4 +312,28 @@ async def test_the_kueue_stage_killed_mid_admission_admits_every_gang_once(
     )
     assert sorted(said) == sorted(found.podgangs), "a gang's admission journaled twice or not"
     left = await deleted(kueue_system, api, namespace)
+    assert left.empty(), (sorted(left.podgangs), sorted(left.pods))
+
+
+async def test_the_kueue_stage_killed_while_writing_domains_gives_every_pod_its_own(
+    kueue_topology_system: System, api: ApiClient, namespace: str
+) -> None:
+    """Kueue choosing the domains: the stage killed (-9) while it writes them onto the
+    pods, started again; every gang is admitted and placed whole, every pod on the node
+    Kueue chose for it (its nodeSelector), carrying Kueue's annotation, and nothing is left
+    after delete."""
+    cp = kueue_topology_system.cp
+    cp.create(*local_queue(namespace, "team", TAS_CLUSTER_QUEUE))
+    pcs = chaos_workload(namespace, NAME, GANGS)
+    pcs["metadata"].setdefault("labels", {})[kueue.QUEUE_LABEL] = "team"
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(admitted, api, namespace), lambda n: n >= 0.3 * GANGS)
+    kill_and_restart(kueue.STAGE)(kueue_topology_system)
+    probe = partial(state, api, cp, namespace)
+    found = await until(probe, lambda s: s.converged(GANGS), CONVERGED_WITHIN)
+    assert found.converged(GANGS), found.missing()
+    for pod in (await pods(api, namespace)).values():
+        assert kueue_topology.given(pod["metadata"].get("annotations") or {}), pod["metadata"]
+        assert pod["spec"]["nodeSelector"][HOSTNAME_LABEL] == pod["spec"]["nodeName"]
+    left = await deleted(kueue_topology_system, api, namespace)
     assert left.empty(), (sorted(left.podgangs), sorted(left.pods))

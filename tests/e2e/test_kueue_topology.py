@@ -16,7 +16,7 @@ from kubernetes_asyncio.client.api_client import ApiClient
 from gangway_contracts import kueue, kueue_topology, labels
 from gangway_localcluster import kueue as local_kueue
 from gangway_localcluster.controlplane import ControlPlane
-from gangway_localcluster.nodes import HOSTNAME_LABEL, RACK_LABEL, TOPOLOGY_LABELS
+from gangway_localcluster.nodes import HOSTNAME_LABEL, RACK_LABEL
 from tests.e2e.conftest import Nodes
 from tests.e2e.test_kueue import PLACED_WITHIN, WORKLOADS_DOC, queued
 from tests.e2e.workloads import (
@@ -43,9 +43,8 @@ def racked_quota(cp: ControlPlane, namespace: str, nodes: Nodes, gpus: int) -> s
     domains in over this test's nodes, a ClusterQueue of ``gpus`` GPUs of it and a
     LocalQueue in ``namespace``; the LocalQueue's name."""
     name = f"tas-{nodes.pool}"
-    cp.create(local_kueue.TOPOLOGIES, local_kueue.topology_of(name, list(TOPOLOGY_LABELS.values())))
-    flavor = local_kueue.resource_flavor(name, topology=name, node_labels=nodes.selector)
-    cp.create(local_kueue.RESOURCE_FLAVORS, flavor)
+    for collection, made in local_kueue.flavor_of_domains(name, nodes.selector):
+        cp.create(collection, made)
     quota = {"nvidia.com/gpu": str(gpus)}
     cp.create(local_kueue.CLUSTER_QUEUES, local_kueue.cluster_queue(name, quota, flavor=name))
     cp.create(*local_kueue.local_queue(namespace, "team", name))

@@ -196,16 +196,25 @@ def cluster_queue(name: str, quota: dict[str, str], flavor: str = DEFAULT_FLAVOR
     }
 
 
+def flavor_of_domains(
+    name: str, node_labels: dict[str, str] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """A flavor Kueue chooses domains in, over the nodes of ``node_labels`` (every Linux
+    node), by a Topology of the local nodes' labels (zone, block, rack, host), both named
+    ``name``; with the collections each is created in."""
+    levels = list(TOPOLOGY_LABELS.values())
+    nodes = node_labels or {"kubernetes.io/os": "linux"}
+    flavor = resource_flavor(name, topology=name, node_labels=nodes)
+    return [(TOPOLOGIES, topology_of(name, levels)), (RESOURCE_FLAVORS, flavor)]
+
+
 def demo_flavor(topology: bool) -> list[tuple[str, dict[str, Any]]]:
     """What the demo's ClusterQueue draws on, and the collections it is created in: the
-    default flavor; with ``topology`` (the operator configuration's ``kueue.topology``) one
-    Kueue chooses domains in, over every Linux node, by a Topology of the local nodes'
-    labels (zone, block, rack, host)."""
-    if not topology:
-        return [(RESOURCE_FLAVORS, resource_flavor())]
-    levels = list(TOPOLOGY_LABELS.values())
-    flavor = resource_flavor(topology=DEMO_QUEUE, node_labels={"kubernetes.io/os": "linux"})
-    return [(TOPOLOGIES, topology_of(DEMO_QUEUE, levels)), (RESOURCE_FLAVORS, flavor)]
+    default flavor, one Kueue chooses domains in with ``topology`` (the operator
+    configuration's ``kueue.topology``)."""
+    if topology:
+        return flavor_of_domains(DEFAULT_FLAVOR)
+    return [(RESOURCE_FLAVORS, resource_flavor())]
 
 
 def demo_cluster_queue() -> dict[str, Any]:
