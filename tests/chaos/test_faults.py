@@ -283,6 +283,24 @@ async def reconciles(system: System, name: str) -> int:
     )
 
 
+async def queued_and_stage_killed(
+    system: System, api: ApiClient, namespace: str, cluster_queue: str
+) -> State:
+    """The chaos workload in a LocalQueue of ``cluster_queue``, the Kueue stage killed (-9)
+    mid-admission (some gangs admitted, the rest being made and admitted) and started
+    again; the state once converged."""
+    system.cp.create(*local_queue(namespace, "team", cluster_queue))
+    pcs = chaos_workload(namespace, NAME, GANGS)
+    pcs["metadata"].setdefault("labels", {})[kueue.QUEUE_LABEL] = "team"
+    await server_side_apply(api, pcs, namespace)
+    await eventually(partial(admitted, api, namespace), lambda n: n >= 0.3 * GANGS)
+    kill_and_restart(kueue.STAGE)(system)
+    probe = partial(state, api, system.cp, namespace)
+    found = await until(probe, lambda s: s.converged(GANGS), CONVERGED_WITHIN)
+    assert found.converged(GANGS), found.missing()
+    return found
+
+
 async def test_the_kueue_stage_killed_mid_admission_admits_every_gang_once(
     kueue_system: System, api: ApiClient, namespace: str
 ) -> None:
@@ -290,17 +308,7 @@ async def test_the_kueue_stage_killed_mid_admission_admits_every_gang_once(
     admitted, started again; every gang is admitted by Kueue once (one Workload each, owned
     by its PodGang), placed whole, its decision journaled once, and nothing is left after
     delete."""
-    cp = kueue_system.cp
-    cp.create(*local_queue(namespace, "team", CLUSTER_QUEUE))
-    pcs = chaos_workload(namespace, NAME, GANGS)
-    pcs["metadata"].setdefault("labels", {})[kueue.QUEUE_LABEL] = "team"
-    await server_side_apply(api, pcs, namespace)
-    # Mid-admission: some gangs admitted, the rest being made and admitted.
-    await eventually(partial(admitted, api, namespace), lambda n: n >= 0.3 * GANGS)
-    kill_and_restart(kueue.STAGE)(kueue_system)
-    probe = partial(state, api, cp, namespace)
-    found = await until(probe, lambda s: s.converged(GANGS), CONVERGED_WITHIN)
-    assert found.converged(GANGS), found.missing()
+    found = await queued_and_stage_killed(kueue_system, api, namespace, CLUSTER_QUEUE)
     assert await admitted(api, namespace) == GANGS
     made = await objects(api, namespace, WORKLOADS.path(namespace="{ns}"))
     owners = sorted(w["metadata"]["ownerReferences"][0]["uid"] for w in made.values())
@@ -322,16 +330,7 @@ async def test_the_kueue_stage_killed_while_writing_domains_gives_every_pod_its_
     pods, started again; every gang is admitted and placed whole, every pod on the node
     Kueue chose for it (its nodeSelector), carrying Kueue's annotation, and nothing is left
     after delete."""
-    cp = kueue_topology_system.cp
-    cp.create(*local_queue(namespace, "team", TAS_CLUSTER_QUEUE))
-    pcs = chaos_workload(namespace, NAME, GANGS)
-    pcs["metadata"].setdefault("labels", {})[kueue.QUEUE_LABEL] = "team"
-    await server_side_apply(api, pcs, namespace)
-    await eventually(partial(admitted, api, namespace), lambda n: n >= 0.3 * GANGS)
-    kill_and_restart(kueue.STAGE)(kueue_topology_system)
-    probe = partial(state, api, cp, namespace)
-    found = await until(probe, lambda s: s.converged(GANGS), CONVERGED_WITHIN)
-    assert found.converged(GANGS), found.missing()
+    await queued_and_stage_killed(kueue_topology_system, api, namespace, TAS_CLUSTER_QUEUE)
     for pod in (await pods(api, namespace)).values():
         assert kueue_topology.given(pod["metadata"].get("annotations") or {}), pod["metadata"]
         assert pod["spec"]["nodeSelector"][HOSTNAME_LABEL] == pod["spec"]["nodeName"]
