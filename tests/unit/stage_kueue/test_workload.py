@@ -8,6 +8,7 @@ import msgspec
 
 from gangway_contracts import kueue, labels, why
 from gangway_contracts.grove import PodCliqueSet, PodGang
+from gangway_contracts.kueue_topology import podgang_requests
 from gangway_stage_kueue.workload import podset_name, unreserved, verdict_of, workload
 
 
@@ -198,12 +199,14 @@ def packed(constraint: dict[str, Any]) -> PodGang:
 def test_with_kueues_topology_the_gangs_pack_becomes_its_podsets_request() -> None:
     """A leader of one pod and its workers in one rack: one podSet group, as Kueue keeps a
     LeaderWorkerSet's; without ``topology`` nothing is asked of Kueue's topology."""
-    made = workload(packed({"required": "example.com/rack"}), PCS, "team", None, topology=True)
+    racked = packed({"required": "example.com/rack"})
+    made = workload(racked, PCS, "team", None, podgang_requests(racked))
     asked = [p["topologyRequest"] for p in made["spec"]["podSets"]]
     assert asked == [{"required": "example.com/rack", "podSetGroupName": "gang"}] * 2
     plain = workload(packed({"required": "example.com/rack"}), PCS, "team", None)
     assert all("topologyRequest" not in p for p in plain["spec"]["podSets"])
-    preferred = workload(packed({"preferred": "example.com/rack"}), PCS, "team", None, True)
+    near = packed({"preferred": "example.com/rack"})
+    preferred = workload(near, PCS, "team", None, podgang_requests(near))
     assert preferred["spec"]["podSets"][0]["topologyRequest"]["preferred"] == "example.com/rack"
 
 

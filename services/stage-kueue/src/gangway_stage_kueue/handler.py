@@ -24,7 +24,7 @@ handed back.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -178,7 +178,9 @@ class StageHandler:
         priority = await self._priority(podgang.spec.priority_class_name)
         current = msgspec.json.decode(record.object)
         try:
-            desired = workload.workload(podgang, pcs, queue, priority, self.config.kueue_topology)
+            topology = self.config.kueue_topology
+            requests = kueue_topology.podgang_requests(podgang) if topology else {}
+            desired = workload.workload(podgang, pcs, queue, priority, requests)
         except KeyError:
             return None  # a podgroup of no clique: a PodGang podgang did not plan
         except kueue_topology.Unexpressible as exc:
@@ -190,17 +192,8 @@ class StageHandler:
         verdict = workload.verdict_of(live)
         again = None
         if verdict.admitted and live is not None and (assigned := workload.assignments(live)):
-            again = await self._give_domains(podgang, assigned)
-            asked = {
-                workload.podset_name(podgang, podgroup): request.level
-                for podgroup, request in kueue_topology.podgang_requests(podgang).items()
-            }
-            verdict = Verdict(
-                True,
-                kueue_topology.TOPOLOGY_ASSIGNED,
-                f"{verdict.message}, in {domains.where(assigned, asked)}",
-                verdict.cluster_queue,
-            )
+            again = await self._give_domains(podgang, assigned, requests)
+            verdict = workload.placed(verdict, podgang, assigned, requests)
         await self._report(key, podgang, current, record, verdict)
         if verdict.evicted and live is not None:
             if not await self._stopped(podgang):
@@ -252,12 +245,14 @@ class StageHandler:
         return stopped
 
     async def _give_domains(
-        self, podgang: PodGang, assigned: dict[str, dict[str, Any]]
+        self,
+        podgang: PodGang,
+        assigned: dict[str, dict[str, Any]],
+        requests: Mapping[str, kueue_topology.Request],
     ) -> float | None:
         """Each gated pod without a domain gets the one Kueue's assignment has room for, with
-        Kueue's annotation for its request; a pod holding a domain the assignment has no
-        room in is made again. A time to look again when a write did not take."""
-        requests = kueue_topology.podgang_requests(podgang)
+        Kueue's annotation for its podgroup's request; a pod holding a domain the assignment
+        has no room in is made again. A time to look again when a write did not take."""
         again = None
         for group in podgang.spec.podgroups:
             podset = workload.podset_name(podgang, group.name)

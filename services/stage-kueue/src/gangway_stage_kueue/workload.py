@@ -18,6 +18,7 @@ as Kueue's own job integrations write it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,6 +31,7 @@ from gangway_contracts.grove import PodCliqueSet, PodGang, clique_of
 from gangway_contracts.k8s import is_dns_label
 from gangway_contracts.podspec import pod_requests, quantity_text
 from gangway_runtime.kube import ApiResource
+from gangway_stage_kueue import domains
 
 WORKLOADS: Final = ApiResource(kueue.GROUP, kueue.VERSION, "workloads")
 PRIORITY_CLASSES: Final = ApiResource("scheduling.k8s.io", "v1", "priorityclasses", False)
@@ -102,13 +104,13 @@ def workload(
     pcs: PodCliqueSet,
     queue: str,
     priority: int | None,
-    topology: bool = False,
+    requests: Mapping[str, kueue_topology.Request] | None = None,
 ) -> Manifest:
     """The Workload for a PodGang whose pods are all referenced, in LocalQueue ``queue``;
-    ``priority``: its PriorityClass's value (None: it names none); ``topology``: Kueue
-    chooses its domains, as its pack constraints ask. KeyError for a podgroup of no clique
-    of ``pcs``; Unexpressible for packing Kueue cannot be asked for."""
-    requests = kueue_topology.podgang_requests(podgang) if topology else {}
+    ``priority``: its PriorityClass's value (None: it names none); ``requests``: the
+    domains Kueue is to choose, by podgroup (``kueue_topology.podgang_requests``). KeyError
+    for a podgroup of no clique of ``pcs``."""
+    requests = requests or {}
     groups = podgang.spec.podgroups
     spec: dict[str, Any] = {
         "queueName": queue,
@@ -186,6 +188,24 @@ def verdict_of(live: Manifest | None) -> Verdict:
             reason = why.UNSCHEDULABLE  # within quota, but no domain has room for it
         return Verdict(False, reason, f"Kueue: {words}")
     return Verdict(False, why.GATED, "waiting for Kueue to admit the gang")
+
+
+def placed(
+    verdict: Verdict,
+    podgang: PodGang,
+    assigned: Mapping[str, dict[str, Any]],
+    requests: Mapping[str, kueue_topology.Request],
+) -> Verdict:
+    """Kueue's admission with the domains it chose (``assigned``: its assignments by podSet)
+    in words: ``TopologyAssigned``, "…, in gangway.dev/rack rack-1"."""
+    asked = {podset_name(podgang, group): r.level for group, r in requests.items()}
+    where = domains.where(assigned, asked)
+    return Verdict(
+        True,
+        kueue_topology.TOPOLOGY_ASSIGNED,
+        f"{verdict.message}, in {where}",
+        verdict.cluster_queue,
+    )
 
 
 def unreserved(live: Manifest, at: str) -> Manifest:
