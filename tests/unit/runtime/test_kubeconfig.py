@@ -178,3 +178,26 @@ async def test_in_a_pod_the_service_account_is_used(
     session = await loaded(None)
     assert session.server == "https://[fd00::1]:443"
     assert await bearer(session) == "Bearer pod-token"
+
+
+async def test_the_environments_proxy_is_looked_up_once_not_on_every_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTPS_PROXY (with its credentials) becomes the configuration's proxy; NO_PROXY
+    naming the server keeps it direct; a kubeconfig's proxy-url wins; and aiohttp's session
+    no longer reads the environment and ~/.netrc on each request."""
+    path = kubeconfig(tmp_path, {"token": "t"}, **{"insecure-skip-tls-verify": True})
+    monkeypatch.setenv("HTTPS_PROXY", "http://who:pw@proxy.example:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    session = await loaded(path)
+    configuration = session.client.configuration
+    assert configuration.proxy == "http://proxy.example:3128"
+    assert configuration.proxy_headers == {"Proxy-Authorization": f"Basic {b64(b'who:pw')}"}
+    assert session.client.rest_client.proxy == "http://proxy.example:3128"
+    assert session.client.rest_client.pool_manager.trust_env is False
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert (await loaded(path)).client.configuration.proxy is None
+    own = kubeconfig(tmp_path, {"token": "t"}, "own", **{"proxy-url": "http://mine:8080"})
+    monkeypatch.delenv("NO_PROXY")
+    assert (await loaded(own)).client.configuration.proxy == "http://mine:8080"

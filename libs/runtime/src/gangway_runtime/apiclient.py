@@ -26,9 +26,11 @@ from typing import Any, Final
 import aiohttp
 import msgspec
 import yaml
+from aiohttp.helpers import get_env_proxy_for_url
 from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config import ConfigException, load_incluster_config, load_kube_config
 from kubernetes_asyncio.config.kube_config import KubeConfigLoader
+from yarl import URL
 
 from gangway_runtime.kube import KubeError
 
@@ -174,9 +176,29 @@ async def api_client(kubeconfig: Path | None = None, connections: int = CONNECTI
         raise KubeconfigError(f"{source}: cannot be used ({_why(exc)})") from None
     except AssertionError:  # kubernetes-asyncio's word for "no such context or cluster"
         raise KubeconfigError(f"{source}: cannot be used (no current context)") from None
+    _proxy_from_environment(configuration)
     client = ApiClient(configuration)
     client.user_agent = "gangway"
+    # aiohttp's session under kubernetes-asyncio trusts the environment: on every request
+    # it would look up a proxy for the URL and ~/.netrc in a worker thread (a tenth of
+    # podgang's CPU in ScaleTest_1000, bench/RESULTS.md). The proxy is looked up once,
+    # above; the API server authenticates by token or certificate, never by netrc.
+    client.rest_client.pool_manager._trust_env = False
     return ApiSession(client)
+
+
+def _proxy_from_environment(configuration: Configuration) -> None:
+    """The proxy ``HTTPS_PROXY`` / ``NO_PROXY`` name for the API server, as the
+    configuration's own (a kubeconfig's ``proxy-url`` wins), with its credentials."""
+    if configuration.proxy or not configuration.host:
+        return
+    try:
+        proxy, auth = get_env_proxy_for_url(URL(configuration.host))
+    except LookupError:
+        return  # none, or the server is one NO_PROXY names
+    configuration.proxy = str(proxy)
+    if auth is not None:
+        configuration.proxy_headers = {"Proxy-Authorization": auth.encode()}
 
 
 async def _in_cluster(configuration: Configuration) -> None:
