@@ -186,7 +186,8 @@ async def test_the_environments_proxy_is_looked_up_once_not_on_every_request(
     """HTTPS_PROXY (with its credentials) becomes the configuration's proxy; NO_PROXY
     naming the server keeps it direct; a kubeconfig's proxy-url wins; and aiohttp's session
     no longer reads the environment and ~/.netrc on each request."""
-    path = kubeconfig(tmp_path, {"token": "t"}, **{"insecure-skip-tls-verify": True})
+    insecure: dict[str, Any] = {"insecure-skip-tls-verify": True}
+    path = kubeconfig(tmp_path, {"token": "t"}, **insecure)
     monkeypatch.setenv("HTTPS_PROXY", "http://who:pw@proxy.example:3128")
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
