@@ -214,3 +214,12 @@ def test_kueue_holding_a_gang_for_want_of_a_domain_is_unschedulable_not_over_quo
     words = 'couldn\'t assign flavors to pod set w: topology "racks" allows to fit only 2 of 4'
     held = verdict_of(status(("QuotaReserved", "False", "Pending", words)))
     assert held.reason == why.UNSCHEDULABLE
+
+
+def test_a_queue_whose_flavors_have_no_topology_is_closed_to_a_packed_gang() -> None:
+    words = (
+        'couldn\'t assign flavors to pod set w: Flavor "f" does not support TopologyAwareScheduling'
+    )
+    assert (
+        verdict_of(status(("QuotaReserved", "False", "Pending", words))).reason == why.QUEUE_CLOSED
+    )

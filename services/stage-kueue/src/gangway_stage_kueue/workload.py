@@ -45,6 +45,8 @@ INADMISSIBLE: Final = "Inadmissible"
 # How Kueue's words begin when no domain of its topology fits a podSet ('topology "x"
 # allows to fit only 2 out of 4 pod(s)').
 _NO_DOMAIN: Final = 'topology "'
+# ... and when the queue's flavors have no Topology (kueue.topology on, a queue without TAS).
+_NO_TOPOLOGY: Final = "does not support TopologyAwareScheduling"
 
 
 class _Scheduling(msgspec.Struct, rename="camel"):
@@ -182,8 +184,8 @@ def verdict_of(live: Manifest | None) -> Verdict:
     if reserved.get("status") == "False":
         words = reserved.get("message", "")
         reason = why.OVER_QUOTA
-        if reserved.get("reason") == INADMISSIBLE:
-            reason = why.QUEUE_CLOSED
+        if reserved.get("reason") == INADMISSIBLE or _NO_TOPOLOGY in words:
+            reason = why.QUEUE_CLOSED  # or its flavors cannot take a topology request
         elif _NO_DOMAIN in words and "quota" not in words:
             reason = why.UNSCHEDULABLE  # within quota, but no domain has room for it
         return Verdict(False, reason, f"Kueue: {words}")
