@@ -43,6 +43,9 @@ def test_one_podgroup_and_a_leader_with_its_workers_are_expressible() -> None:
     assert nested["workers"].group == "gang"
     preferred = requests({"w": 2}, [pack("gang", "w", required=False)])
     assert preferred["w"].annotation() == (kueue_topology.PREFERRED, RACK)
+    # Preferred in a rack by its own, required there by the gang's: required.
+    both_ways = requests({"w": 2}, [pack("w", "w", required=False), pack("gang", "w")])
+    assert both_ways["w"] == Request(RACK, True)
 
 
 @pytest.mark.parametrize(

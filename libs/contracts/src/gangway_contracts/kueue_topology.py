@@ -98,19 +98,20 @@ def requests(counts: Mapping[str, int], packs: Sequence[Pack]) -> dict[str, Requ
             )
         group = pack.name if len(members) == 2 else None
         for member in members:
-            asked = Request(pack.level, pack.required, group)
             before = found.get(member)
-            if before is not None and (before.level, before.required) != (
-                asked.level,
-                asked.required,
-            ):
+            if before is None:
+                found[member] = Request(pack.level, pack.required, group)
+                continue
+            if before.level != pack.level:
                 raise Unexpressible(
                     pack.field,
-                    f"podgroup {member} is packed into both {before.level} and {asked.level}: "
+                    f"podgroup {member} is packed into both {before.level} and {pack.level}: "
                     "Kueue takes one topology request per podSet",
                 )
-            if before is None or before.group is None:
-                found[member] = asked
+            # Two packs at one level: required if either is, kept with its podSet group.
+            found[member] = Request(
+                pack.level, before.required or pack.required, before.group or group
+            )
     return found
 
 
