@@ -6,6 +6,7 @@ current state of every mirrored object; services build their read models from it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable
@@ -156,4 +157,7 @@ async def last_per_subject(
                 yield msg
     finally:
         await sub.unsubscribe()
-        await js.delete_consumer(stream, info.name)
+        # Gone already is as good: on a NATS cluster the server may have ended it first (its
+        # inactive threshold would end it anyway); a service must not stop over it.
+        with contextlib.suppress(NotFoundError):
+            await js.delete_consumer(stream, info.name)
