@@ -24,6 +24,7 @@ from typing import Final
 
 from gangway_contracts.errors import FieldError
 from gangway_contracts.grove import (
+    PackConstraint,
     PodCliqueSet,
     PodGang,
     PodGangTopologyConstraint,
@@ -116,14 +117,21 @@ def requests(counts: Mapping[str, int], packs: Sequence[Pack]) -> dict[str, Requ
 
 
 def _pack(
-    name: str, members: tuple[str, ...], constraint: PodGangTopologyConstraint | None, field: str
+    name: str,
+    members: tuple[str, ...],
+    levels: PackConstraint | TopologyConstraint | None,
+    field: str,
 ) -> list[Pack]:
-    pack = constraint.pack_constraint if constraint else None
-    if pack is None or not (pack.required or pack.preferred):
+    """The pack constraint over ``members`` as a Pack, if it names a level: a PodGang's
+    (node label keys) or a PodCliqueSet's (level names); required wins over preferred."""
+    level = (levels.required or levels.preferred) if levels else None
+    if levels is None or level is None:
         return []
-    level = pack.required or pack.preferred
-    assert level is not None
-    return [Pack(name, members, level, pack.required is not None, field)]
+    return [Pack(name, members, level, levels.required is not None, field)]
+
+
+def _pack_constraint(constraint: PodGangTopologyConstraint | None) -> PackConstraint | None:
+    return constraint.pack_constraint if constraint else None
 
 
 def podgang_requests(podgang: PodGang) -> dict[str, Request]:
@@ -135,7 +143,12 @@ def podgang_requests(podgang: PodGang) -> dict[str, Request]:
         *(
             p
             for g in spec.podgroups
-            for p in _pack(g.name, (g.name,), g.topology_constraint, f"spec.podgroups[{g.name}]")
+            for p in _pack(
+                g.name,
+                (g.name,),
+                _pack_constraint(g.topology_constraint),
+                f"spec.podgroups[{g.name}]",
+            )
         ),
         *(
             p
@@ -143,22 +156,18 @@ def podgang_requests(podgang: PodGang) -> dict[str, Request]:
             for p in _pack(
                 c.name,
                 tuple(c.pod_group_names),
-                c.topology_constraint,
+                _pack_constraint(c.topology_constraint),
                 f"spec.topologyConstraintGroupConfigs[{c.name}]",
             )
         ),
-        *_pack(GANG, tuple(counts), spec.topology_constraint, "spec.topologyConstraint"),
+        *_pack(
+            GANG,
+            tuple(counts),
+            _pack_constraint(spec.topology_constraint),
+            "spec.topologyConstraint",
+        ),
     ]
     return requests(counts, packs)
-
-
-def _levels(
-    name: str, members: tuple[str, ...], constraint: TopologyConstraint | None, field: str
-) -> list[Pack]:
-    level = constraint.required or constraint.preferred if constraint else None
-    if constraint is None or level is None:
-        return []
-    return [Pack(name, members, level, constraint.required is not None, field)]
 
 
 def pcs_problems(pcs: PodCliqueSet) -> list[FieldError]:
@@ -172,7 +181,7 @@ def pcs_problems(pcs: PodCliqueSet) -> list[FieldError]:
     def clique_packs(podgroup: str, clique: str) -> list[Pack]:
         i, found = cliques[clique]
         field = f"spec.template.cliques[{i}].topologyConstraint"
-        return _levels(podgroup, (podgroup,), found.topology_constraint, field)
+        return _pack(podgroup, (podgroup,), found.topology_constraint, field)
 
     def replica(g: int, r: int) -> tuple[dict[str, int], list[Pack]]:
         group = template.pod_clique_scaling_groups[g]
@@ -180,7 +189,7 @@ def pcs_problems(pcs: PodCliqueSet) -> list[FieldError]:
         counts = {podgroup: cliques[n][1].spec.replicas for podgroup, n in names.items()}
         field = f"spec.template.podCliqueScalingGroups[{g}].topologyConstraint"
         packs = [p for podgroup, n in names.items() for p in clique_packs(podgroup, n)]
-        packs += _levels(f"{group.name}-{r}", tuple(names), group.topology_constraint, field)
+        packs += _pack(f"{group.name}-{r}", tuple(names), group.topology_constraint, field)
         return counts, packs
 
     shapes: list[tuple[dict[str, int], list[Pack]]] = []
@@ -196,7 +205,7 @@ def pcs_problems(pcs: PodCliqueSet) -> list[FieldError]:
     shapes.insert(0, (base, base_packs))
     errors: dict[str, str] = {}
     for counts, packs in shapes:
-        whole = _levels(GANG, tuple(counts), template.topology_constraint, gang_field)
+        whole = _pack(GANG, tuple(counts), template.topology_constraint, gang_field)
         try:
             requests(counts, [*packs, *whole])
         except Unexpressible as exc:
