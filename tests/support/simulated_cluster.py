@@ -22,7 +22,6 @@ from gangway_podgang.decide import (
     Decision,
     Observed,
     Placement,
-    condition_true_now,
     decide,
     initialized_status,
 )
@@ -163,7 +162,7 @@ class Cluster:
         gang = self.gangs[pod.gang]
         live = self.podgangs[gang.name]
         assert initialized_status(live) is True, "gate lifted before the gang was Initialized"
-        assert condition_true_now(live, labels.BACKEND_SYNCED), "before the backend synced"
+        assert live.holds_now(labels.BACKEND_SYNCED), "before the backend synced"
         now = incarnation_of(live.metadata.annotations)
         assert pod.incarnation == now, "a pod of an earlier incarnation lifted"
         assert all(self.pods[p].incarnation == now for _, _, p in gang.pods if p in self.pods), (
@@ -179,7 +178,7 @@ class Cluster:
         """The backend syncs PodGangs, the scheduler binds ungated pods; True if either did."""
         moved = False
         for name, live in list(self.podgangs.items()):
-            if not condition_true_now(live, labels.BACKEND_SYNCED) and act():
+            if not live.holds_now(labels.BACKEND_SYNCED) and act():
                 self.podgangs[name] = with_condition(live, labels.BACKEND_SYNCED, True)
                 moved = True
         for name, pod in list(self.pods.items()):

@@ -127,11 +127,6 @@ def _step_id(podgang: PodGang) -> str:
     return f"synced/{meta.uid}/{meta.generation}"
 
 
-def _synced_at_generation(podgang: PodGang) -> bool:
-    synced = podgang.current_condition(labels.BACKEND_SYNCED)
-    return synced is not None and synced.status == "True"
-
-
 class PodGangHandler:
     def __init__(self, backend: Backend, ctx: BackendContext) -> None:
         self.backend = backend
@@ -178,7 +173,7 @@ class PodGangHandler:
             if (
                 not record.deleted
                 and not _grove_managed(podgang)
-                and not _synced_at_generation(podgang)
+                and not podgang.holds_now(labels.BACKEND_SYNCED)
             ):
                 yield subjects.parse_object(msg.subject)
 
@@ -219,7 +214,7 @@ class PodGangHandler:
                 metrics.SYNCS.labels(name, "unchanged" if drift else "skipped").inc()
                 # The replica that wrote the condition may have died before its entry was
                 # stored: whichever message comes next, about the PodGang or a resource.
-                if _synced_at_generation(podgang):
+                if podgang.holds_now(labels.BACKEND_SYNCED):
                     await self._journaled(podgang)
                 # The scheduler wrote its objects' status: what it says of the gang.
                 await self.views.tell(key, podgang, record.resource_version, current, mirrored)
@@ -243,7 +238,7 @@ class PodGangHandler:
     def _synced(self, key: ObjectKey, podgang: PodGang, version: str) -> bool:
         """Synced at its generation: as the store shows it (at ``version``), or as this
         backend's last condition write the store does not show yet says."""
-        if _synced_at_generation(podgang):
+        if podgang.holds_now(labels.BACKEND_SYNCED):
             return True
         said = self.said.unshown(key, version)
         return (

@@ -573,6 +573,12 @@ class PodGang(Wire, frozen=True, kw_only=True):
             return None
         return found
 
+    def holds_now(self, type_: str) -> bool:
+        """The condition of that type is True for the PodGang as it is now (observed at its
+        current generation)."""
+        found = self.current_condition(type_)
+        return found is not None and found.status == "True"
+
 
 # --- ClusterTopologyBinding (cluster-scoped): topology level names → node-label keys --------
 

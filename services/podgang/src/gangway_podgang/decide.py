@@ -142,12 +142,6 @@ class Decision:
         ]
 
 
-def condition_true_now(podgang: PodGang, type_: str) -> bool:
-    """The condition holds for the PodGang as it is now (observed at its generation)."""
-    found = podgang.current_condition(type_)
-    return found is not None and found.status == "True"
-
-
 def initialized_status(podgang: PodGang) -> bool | None:
     """The Initialized condition's status at the current generation; None if unset or stale."""
     found = podgang.current_condition(labels.INITIALIZED)
@@ -574,11 +568,11 @@ def gates_held_by(
     replaced: Collection[str],
 ) -> str | None:
     """Why a complete, Initialized gang's gates stay on; None when they may come off."""
-    if not condition_true_now(live, labels.BACKEND_SYNCED):
+    if not live.holds_now(labels.BACKEND_SYNCED):
         return "its backend has not synced this generation"
     if kueue.queue_of(live.metadata.labels):
         said = live.condition(kueue.QUEUE_ADMITTED)
-        if not condition_true_now(live, kueue.QUEUE_ADMITTED):
+        if not live.holds_now(kueue.QUEUE_ADMITTED):
             return "Kueue has not admitted it" + (f": {said.message}" if said else "")
         assert said is not None
         bare = any(not pod.domain_given for pod in gated(gang, pods))

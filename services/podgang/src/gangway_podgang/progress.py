@@ -41,7 +41,6 @@ from gangway_contracts.k8s import Condition
 from gangway_podgang.compact import PodRecord
 from gangway_podgang.decide import (
     PASSING,
-    condition_true_now,
     initialized_status,
     most_given,
     placement_of,
@@ -108,11 +107,7 @@ def gangs_ready(
             f"{len(missing)} of {total} PodGangs not initialized yet: {_few(missing)}",
             at=at,
         )
-    unsynced = [
-        g.name
-        for g in plan.gangs
-        if not condition_true_now(podgangs[g.name], labels.BACKEND_SYNCED)
-    ]
+    unsynced = [g.name for g in plan.gangs if not podgangs[g.name].holds_now(labels.BACKEND_SYNCED)]
     if unsynced:
         found = podgangs[unsynced[0]].current_condition(labels.BACKEND_SYNCED)
         why = f" ({found.reason}: {found.message})" if found and found.status == "False" else ""

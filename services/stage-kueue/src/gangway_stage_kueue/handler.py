@@ -74,12 +74,6 @@ class _Labelled(msgspec.Struct):
     metadata: _Meta = msgspec.field(default_factory=_Meta)
 
 
-def _true_now(podgang: PodGang, type_: str) -> bool:
-    """The condition holds for the PodGang as it is now (observed at its generation)."""
-    found = podgang.current_condition(type_)
-    return found is not None and found.status == "True"
-
-
 def _workload_of(podgang: PodGang) -> NamespacedName:
     meta = podgang.metadata
     return NamespacedName(namespace=meta.namespace, name=podcliqueset_of(meta) or meta.name)
@@ -158,7 +152,7 @@ class StageHandler:
             if (
                 not record.deleted
                 and kueue.queue_of(podgang.metadata.labels)
-                and not _true_now(podgang, kueue.QUEUE_ADMITTED)
+                and not podgang.holds_now(kueue.QUEUE_ADMITTED)
             ):
                 yield subjects.parse_object(msg.subject)
 
@@ -169,7 +163,7 @@ class StageHandler:
         podgang = msgspec.json.decode(record.object, type=PodGang)
         queue = kueue.queue_of(podgang.metadata.labels)
         groves = podgang.metadata.labels.get(labels.MANAGED_BY) == labels.MANAGED_BY_GROVE
-        if queue is None or groves or not _true_now(podgang, labels.INITIALIZED):
+        if queue is None or groves or not podgang.holds_now(labels.INITIALIZED):
             return None  # the pods' counts come with the references
         meta = podgang.metadata
         pcs = await self.ctx.podcliqueset(meta.namespace, podcliqueset_of(meta))
