@@ -575,8 +575,8 @@ def gates_held_by(
         if not live.holds_now(kueue.QUEUE_ADMITTED):
             return "Kueue has not admitted it" + (f": {said.message}" if said else "")
         assert said is not None
-        bare = any(not pod.domain_given for pod in gated(gang, pods))
-        if said.reason == kueue_topology.TOPOLOGY_ASSIGNED and bare:
+        placed_by_kueue = said.reason == kueue_topology.TOPOLOGY_ASSIGNED
+        if placed_by_kueue and any(not pod.domain_given for pod in gated(gang, pods)):
             return "the domains Kueue chose are not on every pod yet"
     base = planned.get(gang.base)
     if not gang.is_base and (base is None or not scheduled(base, pods)):
