@@ -81,11 +81,12 @@ def place(pods: Sequence[Pod], assigned: list[tuple[Domain, int]]) -> Placement:
 
     ordered = sorted(pods, key=lambda p: p.metadata.name)
     holding = [p for p in ordered if kueue_topology.given(p.metadata.annotations)]
+    bare = [p for p in ordered if not kueue_topology.given(p.metadata.annotations)]
     for pod in holding:
         if take(pod, _carries) is None and gated(pod):
             placement.stale.append(pod)
-    for pod in ordered:
-        if gated(pod) and pod not in holding and (domain := take(pod, _agrees)) is not None:
+    for pod in bare:
+        if gated(pod) and (domain := take(pod, _agrees)) is not None:
             placement.given[pod.metadata.name] = domain
     return placement
 
