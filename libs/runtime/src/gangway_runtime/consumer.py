@@ -258,7 +258,12 @@ class Consumer(Generic[K]):
         self._idle = 0
         self._worker_freed = asyncio.Event()
         self._sub: JetStreamContext.PullSubscription | None = None
-        self.leases = Leases(js, subjects.leases_bucket(durable.name), settings.lease_holder)
+        self.leases = Leases(
+            js,
+            subjects.leases_bucket(durable.name),
+            settings.lease_holder,
+            linger=settings.lease_linger_seconds,
+        )
 
     async def subscribe(self) -> None:
         """Bind to the durable consumer every replica shares and to the bucket of their
@@ -278,7 +283,13 @@ class Consumer(Generic[K]):
         if self._sub is None:
             await self.subscribe()
         workers = [self._work() for _ in range(self.settings.workers)]
-        await tasks.run_together(self._fetch(), self._heartbeat(), self._resync(), *workers)
+        try:
+            await tasks.run_together(
+                self._fetch(), self._heartbeat(), self._resync(), self.leases.run(), *workers
+            )
+        finally:  # stopping: a successor takes these keys at once, not after the TTL
+            with contextlib.suppress(NatsError, TimeoutError):
+                await self.leases.let_go_all()
 
     async def _fetch(self) -> None:
         """Take messages while a worker is idle; a lost consumer is bound again (fetch)."""

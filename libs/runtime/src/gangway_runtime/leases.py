@@ -23,17 +23,23 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
+from typing import Final
 
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
+from gangway_runtime.objects import Recent
 from gangway_runtime.settings import ConsumerSettings
 
 log = logging.getLogger(__name__)
 _SAID_AT_MOST = 10_000
+_FREE: Final = b""  # the value of a lease let go: any replica may take it
+# Revisions of the leases this process let go, kept to take each again in one write (one
+# forgotten costs the three writes of a create over an existing entry).
+_FREED_AT_MOST = 10_000
 
 
 def lease_key(key: Hashable) -> str:
@@ -64,7 +70,9 @@ async def ensure_bucket(js: JetStreamContext, bucket: str, settings: ConsumerSet
 
 
 class Leases:
-    def __init__(self, js: JetStreamContext, bucket: str, holder: str = "") -> None:
+    def __init__(
+        self, js: JetStreamContext, bucket: str, holder: str = "", linger: float = 0.0
+    ) -> None:
         self._js = js
         self._bucket = bucket
         self._kv: KeyValue | None = None
@@ -72,9 +80,13 @@ class Leases:
         # part: two in one process are two holders, and nothing is ever taken back).
         unique = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
         self._holder = (holder or unique).encode()
+        self._linger = linger
         self._waiting: set[str] = set()  # keys said to be held by another, until taken
         self.held: dict[str, int] = {}  # lease key → revision, of leases this process holds
-        self._writing = asyncio.Lock()  # a renewal never races a give-back of the same lease
+        self._idle: dict[str, float] = {}  # held leases given back: when (loop time)
+        self._letting_go: set[str] = set()  # being marked free right now
+        self._freed: Recent[str, int] = Recent(_FREED_AT_MOST)  # lease key → free revision
+        self._writing = asyncio.Lock()  # a renewal never races a let-go of the same lease
 
     async def bind(self, settings: ConsumerSettings) -> None:
         """Bind to the bucket (:func:`ensure_bucket`)."""
@@ -84,6 +96,19 @@ class Leases:
         """The lease of ``key``, if no other replica holds it."""
         assert self._kv is not None  # bind() first
         token = lease_key(key)
+        if token in self._letting_go:
+            return False  # ours a moment ago; tried again shortly, as any busy key
+        if token in self.held:  # given back and still lingering: no write
+            self._idle.pop(token, None)
+            return True
+        if (free := self._freed.pop(token)) is not None:
+            try:  # as this process left it: one write
+                self.held[token] = await self._kv.update(token, self._holder, last=free)
+            except KeyWrongLastSequenceError:
+                pass  # another replica wrote it since, or it lapsed: as any other lease
+            else:
+                self._waiting.discard(token)
+                return True
         try:
             self.held[token] = await self._kv.create(token, self._holder)
         except KeyWrongLastSequenceError:
@@ -92,19 +117,21 @@ class Leases:
         return True
 
     async def _take_back(self, key: Hashable, token: str) -> bool:
-        """A held lease: ours from before a restart (the same holder name) is taken back at
-        once; another's is waited for, said once per key."""
+        """A lease that exists: free (let go by a replica), or ours from before a restart
+        (the same holder name), is taken at once; another's is waited for, said once per
+        key."""
         assert self._kv is not None
         try:
             entry = await self._kv.get(token)
-        except KeyNotFoundError:  # lapsed or given back meanwhile: the next try creates it
+        except KeyNotFoundError:  # lapsed or deleted meanwhile: the next try creates it
             return False
-        if entry.value == self._holder and entry.revision is not None:
+        if entry.value in (_FREE, None, self._holder) and entry.revision is not None:
             try:
                 self.held[token] = await self._kv.update(token, self._holder, last=entry.revision)
             except KeyWrongLastSequenceError:
                 return False
-            log.info("%s: lease taken back from this replica's previous run", key)
+            if entry.value == self._holder:
+                log.info("%s: lease taken back from this replica's previous run", key)
             self._waiting.discard(token)
             return True
         if token not in self._waiting:
@@ -116,16 +143,45 @@ class Leases:
         return False
 
     async def give_back(self, key: Hashable) -> None:
-        assert self._kv is not None
+        """Done with ``key`` for now: let go after the linger, or at once without one."""
         token = lease_key(key)
+        if token not in self.held:
+            return
+        if self._linger > 0:
+            self._idle[token] = asyncio.get_running_loop().time()
+            return
+        await self._let_go([token])
+
+    async def run(self) -> None:
+        """Let go of the leases given back ``linger`` seconds ago and not taken again, for
+        ever (nothing to do without a linger)."""
+        if self._linger <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self._linger / 2)
+            due = loop.time() - self._linger
+            await self._let_go([token for token, at in self._idle.items() if at <= due])
+
+    async def let_go_all(self) -> None:
+        """Free every lease this process holds (stopping: its successor need not wait)."""
+        await self._let_go(list(self.held))
+
+    async def _let_go(self, tokens: Iterable[str]) -> None:
+        assert self._kv is not None
         async with self._writing:
-            revision = self.held.pop(token, None)
-            if revision is None:
-                return
-            try:
-                await self._kv.delete(token, last=revision)
-            except KeyWrongLastSequenceError:
-                log.warning("lease %s had expired and was taken meanwhile", token)
+            for token in tokens:
+                self._idle.pop(token, None)
+                revision = self.held.pop(token, None)
+                if revision is None:
+                    continue
+                self._letting_go.add(token)
+                try:
+                    self._freed[token] = await self._kv.update(token, _FREE, last=revision)
+                except KeyWrongLastSequenceError:
+                    log.warning("lease %s had expired and was taken meanwhile", token)
+                finally:
+                    self._letting_go.discard(token)
 
     async def renew(self) -> None:
         """Keep every lease this process holds (called well within the TTL)."""
@@ -137,3 +193,4 @@ class Leases:
                 except KeyWrongLastSequenceError:
                     log.warning("lease %s expired while held (renewals too late)", token)
                     self.held.pop(token, None)
+                    self._idle.pop(token, None)

@@ -153,6 +153,10 @@ class ConsumerSettings(ServiceSettings):
     # and no other live process has (deploy/ sets the pod's name), so a restarted replica
     # takes its own leases back at once. Empty: host and pid (a restart waits them out).
     lease_holder: str = ""
+    # How long a key's lease stays with this replica after a handling, in case the key comes
+    # back (a gang's next step): no bus write then. Another replica waits that much longer
+    # for a key this one handled last. 0: let go at once.
+    lease_linger_seconds: Annotated[float, Field(ge=0)] = 1.0
 
 
 Settings = TypeVar("Settings", bound=ServiceSettings)
