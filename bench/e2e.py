@@ -14,6 +14,8 @@ process (as ``gangway up`` runs them), measured from outside the services.
     uv run python bench/e2e.py --scheduler volcano                # ScaleTest_1000,
                                                      # Volcano's vc-scheduler
     uv run python bench/e2e.py --podcliquesets 100 --replicas 5   # 100 submitted at once
+    uv run python bench/e2e.py --podcliquesets 4 --replicas 10000 --small 10000 --nodes 1000
+                                                     # 100 000 pods: 4 large, 10 000 small
 
 Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no controller
 manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes, for
@@ -112,6 +114,8 @@ EVENTS: Final = "events"
 READ_VERBS: Final = frozenset({"GET", "LIST", "WATCH"})
 DONE_WITHIN: Final = 900.0
 POLL_EVERY: Final = 0.5
+LIST_PAGE: Final = 2000
+SUBMITTING_AT_ONCE: Final = 100  # aiohttp's connections per client
 FLOOR_NAMESPACE: Final = "bench-floor"
 FLOOR_GANGS_IN_FLIGHT: Final = 64
 # A gang's steps in the journal, in the order GREP-375 takes them (where a gang's time goes).
@@ -146,6 +150,7 @@ class Run:
     podcliquesets: int
     replicas: int
     nodes: int = 0
+    small: int = 0  # and this many PodCliqueSets of one gang each
     interval: float = 0.0  # seconds between two PodCliqueSets' submissions (0: all at once)
     floor: bool = False  # then the floor, on the same control plane (bench/floor.py)
 
@@ -156,7 +161,22 @@ class Run:
 
     @property
     def gangs(self) -> int:
-        return self.podcliquesets * self.replicas
+        return self.podcliquesets * self.replicas + self.small
+
+    @property
+    def submitted(self) -> int:
+        """PodCliqueSets submitted."""
+        return self.podcliquesets + self.small
+
+    @property
+    def done_within(self) -> float:
+        """How long the run may take: 15 minutes, more for a run of tens of thousands."""
+        return max(DONE_WITHIN, self.gangs * 0.1)
+
+    @property
+    def poll_every(self) -> float:
+        """Between two progress polls: each counts every gang's journal subject."""
+        return max(0.2, self.gangs / 25_000)
 
     @property
     def pods(self) -> int:
@@ -182,10 +202,13 @@ class Run:
 
     def podcliquesets_to_submit(self) -> list[dict[str, Any]]:
         found = []
-        for i in range(self.podcliquesets):
-            pcs = yaml.safe_load(FIXTURE.read_text())
-            pcs["metadata"] = {"name": f"scaletest-{i}", "namespace": NAMESPACE, "labels": {}}
-            pcs["spec"]["replicas"] = self.replicas
+        fixture = FIXTURE.read_text()
+        shapes = [(f"scaletest-{i}", self.replicas) for i in range(self.podcliquesets)]
+        shapes += [(f"small-{i}", 1) for i in range(self.small)]
+        for name, replicas in shapes:
+            pcs = yaml.safe_load(fixture)
+            pcs["metadata"] = {"name": name, "namespace": NAMESPACE, "labels": {}}
+            pcs["spec"]["replicas"] = replicas
             if self.scheduler == KAI_SCHEDULER:
                 pcs["metadata"]["labels"][QUEUE_LABEL] = NAMESPACE
             for clique in pcs["spec"]["template"]["cliques"]:
@@ -334,16 +357,16 @@ async def _measure(
         before = await Snapshot.take(kube, server)
         submitted = time.time()
         submit_times = await _submit(kube, submissions, run.interval)
-        deadline = time.monotonic() + DONE_WITHIN
+        deadline = time.monotonic() + run.done_within
         while await journal_count(js, subjects, "GatesLifted") < run.gangs:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"gates not all lifted after {DONE_WITHIN:.0f} s")
-            await asyncio.sleep(0.2)
+                raise TimeoutError(f"gates not all lifted after {run.done_within:.0f} s")
+            await asyncio.sleep(run.poll_every)
         polls = await _until_running(kube, NAMESPACE, deadline) if run.placed else 0
         await asyncio.sleep(3)  # the last status writes after the last gate or phase
         after = await Snapshot.take(kube, server)
         usage = {name: proc_usage(pid) for name, pid in _processes(cp, server, services).items()}
-        pods = msgspec.json.decode(await kube.request("GET", PODS.path(NAMESPACE)))["items"]
+        pods = await _every_pod(kube, NAMESPACE)
         assert len(pods) == run.pods, "not every pod was created"
         assert not [p for p in pods if p["spec"].get("schedulingGates")], "pods still gated"
         bound = _bound(pods) if run.placed else {}
@@ -369,17 +392,30 @@ async def _measure(
 
 
 async def _until_running(kube: Kube, namespace: str, deadline: float) -> int:
-    """Poll until no pod of the namespace is other than Running (each poll lists only
-    those, so a large run's polls stay small); how many polls it took."""
+    """Poll until no pod of the namespace is other than Running (each poll asks for one
+    such pod, so a large run's polls stay small); how many polls it took."""
     polls = 0
-    path = PODS.path(namespace) + "?fieldSelector=status.phase!%3DRunning"
+    path = PODS.path(namespace) + "?fieldSelector=status.phase!%3DRunning&limit=1"
     while True:
         polls += 1
         if not msgspec.json.decode(await kube.request("GET", path))["items"]:
             return polls
         if time.monotonic() > deadline:
-            raise TimeoutError(f"pods not all Running after {DONE_WITHIN:.0f} s")
+            raise TimeoutError("pods not all Running in the time the run allows")
         await asyncio.sleep(POLL_EVERY)
+
+
+async def _every_pod(kube: Kube, namespace: str) -> list[dict[str, Any]]:
+    """Every pod of the namespace, a page at a time (100 000 pods in one answer are
+    gigabytes once decoded)."""
+    pods: list[dict[str, Any]] = []
+    token = ""
+    while True:
+        query = f"?limit={LIST_PAGE}" + (f"&continue={token}" if token else "")
+        page = msgspec.json.decode(await kube.request("GET", PODS.path(namespace) + query))
+        pods += page["items"]
+        if not (token := page["metadata"].get("continue", "")):
+            return pods
 
 
 async def _floor(
@@ -425,13 +461,17 @@ async def _floor(
 async def _submit(
     kube: Kube, submissions: list[dict[str, Any]], interval: float
 ) -> dict[str, float]:
-    """Create the PodCliqueSets, all at once or one every ``interval`` s; when each was sent."""
+    """Create the PodCliqueSets, all at once (as many in flight as the client has
+    connections: ten thousand requests queued behind them would time out) or one every
+    ``interval`` s; when each was sent."""
     sent: dict[str, float] = {}
+    connections = asyncio.Semaphore(SUBMITTING_AT_ONCE)
 
     async def one(pcs: dict[str, Any], delay: float) -> None:
         await asyncio.sleep(delay)
-        sent[pcs["metadata"]["name"]] = time.time()
-        await kube.request("POST", PODCLIQUESETS.path(pcs["metadata"]["namespace"]), body=pcs)
+        async with connections:
+            sent[pcs["metadata"]["name"]] = time.time()
+            await kube.request("POST", PODCLIQUESETS.path(pcs["metadata"]["namespace"]), body=pcs)
 
     await asyncio.gather(*(one(pcs, i * interval) for i, pcs in enumerate(submissions)))
     return sent
@@ -513,7 +553,8 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
     return {
         "scheduler": run.scheduler + (" (Workload API)" if gang_on else ""),
         "kwok nodes": run.nodes if run.placed else "none: no scheduler, ends at gates lifted",
-        "PodCliqueSets × gangs each": f"{run.podcliquesets} × {run.replicas}",
+        "PodCliqueSets × gangs each": f"{run.podcliquesets} × {run.replicas}"
+        + (f" + {run.small} × 1" if run.small else ""),
         "gangs / pods": f"{run.gangs} / {run.pods}",
         "submit → every pod created, s": since_submit(ev.PodsCreated),
         "submit → every gate lifted, s": since_submit(ev.GatesLifted),
@@ -531,14 +572,14 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
         ),
         # One per PodCliqueSet replica (pods find each other by name through it).
         "API writes for the replicas' headless Services, per replica": round(
-            writes_to({SERVICES}) / (run.podcliquesets * run.replicas), 2
+            writes_to({SERVICES}) / run.gangs, 2
         ),
         # Grove's objects beside the gangs: their creates, spec and status writes.
         "API writes for PodCliques and scaling groups, per gang": round(
             writes_to(CLIQUE_RESOURCES) / run.gangs, 2
         ),
         "PodCliqueSet status writes, per PodCliqueSet": round(
-            writes_to({PODCLIQUESET_STATUS}) / run.podcliquesets, 2
+            writes_to({PODCLIQUESET_STATUS}) / run.submitted, 2
         ),
         "answered 409 Conflict (counted above), in all": sum(
             n for key, n in m.writes.items() if key.endswith(" 409")
@@ -575,6 +616,9 @@ def main() -> None:
     parser.add_argument("--podcliquesets", type=int, default=1)
     parser.add_argument("--replicas", type=int, default=500, help="gangs per PodCliqueSet")
     parser.add_argument(
+        "--small", type=int, default=0, help="and this many PodCliqueSets of one gang each"
+    )
+    parser.add_argument(
         "--interval",
         type=float,
         default=0.0,
@@ -600,6 +644,7 @@ def main() -> None:
         args.podcliquesets,
         args.replicas,
         args.nodes,
+        small=args.small,
         interval=args.interval,
         floor=args.floor,
     )
