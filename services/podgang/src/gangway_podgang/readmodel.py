@@ -23,7 +23,7 @@ import msgspec
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from gangway_contracts import labels, why
 from gangway_contracts.codec import MALFORMED
@@ -36,6 +36,7 @@ from gangway_contracts.subjects import Kind, Subjects
 from gangway_podgang.autoscalers import AutoscalerView
 from gangway_podgang.cliques import PodCliqueView, ScalingGroupView
 from gangway_podgang.compact import PodRecord, compact_pod, compact_podgang
+from gangway_runtime.consumer import fetch_ready
 
 log = logging.getLogger(__name__)
 
@@ -69,11 +70,11 @@ _REMEMBERED_GONE = frozenset({Kind.PODCLIQUE, Kind.PODCLIQUESCALINGGROUP, Kind.H
 # Deletes kept per PodCliqueSet; one forgotten costs one create answered 409.
 _GONE_AT_MOST = 1000
 _PREEMPTED_AT_MOST = 1000
-# The server drops the consumer this long after the service is gone.
+_BATCH = 1000
+# The server drops the consumer this long after the service stops asking.
 _INACTIVE_SECONDS = 60.0
-# The server's sign of life on a quiet stream; two missed and nats-py makes the consumer
-# again where it left off.
-_HEARTBEAT_SECONDS = 2.0
+# Empty fetches (a second each) before the read model asks whether its consumer still exists.
+_QUIET_FETCHES = 5
 
 
 @dataclass
@@ -188,8 +189,6 @@ class ReadModel:
         # and namespace, then by name (15 000 objects, no key tuple each).
         self._filed: dict[tuple[str, str], dict[str, WorkloadKey]] = {}
         self._changed = asyncio.Event()
-        self._notifying = False  # a _notify is due as soon as the loop turns
-        self._broken: asyncio.Future[None] | None = None  # follow()'s, once it runs
         self.sequence = 0  # the last stream sequence applied
         # Once true, the model has held everything the stream held for its subjects when
         # it started. Not "reached the stream's last sequence": that may be a subject it does
@@ -200,55 +199,61 @@ class ReadModel:
         return [self._subjects.objects_filter(kind) for kind in KINDS]
 
     async def follow(self) -> None:
-        """Read the stream in order, for ever, as nats-py's ordered consumer pushes it: ours
-        alone (no acks, in memory), no request per batch (pulling the records cost a pull
-        request or three a batch, a sixth of all podgang sent the bus), and made again by
-        nats-py right after the last message delivered when it is lost (a server restart,
-        the node that held it failing: its heartbeats stop)."""
-        config = ConsumerConfig(
-            filter_subjects=self.filter_subjects(), inactive_threshold=_INACTIVE_SECONDS
-        )
-        broken = self._broken = asyncio.get_running_loop().create_future()
+        """Read the stream in order, for ever. The consumer is ours alone (no acks, in
+        memory); if it is lost (a server restart, a network cut), a new one resumes right
+        after the last sequence applied, so nothing is skipped or applied twice."""
         while True:
+            start = (
+                {
+                    "deliver_policy": DeliverPolicy.BY_START_SEQUENCE,
+                    "opt_start_seq": self.sequence + 1,
+                }
+                if self.sequence
+                else {"deliver_policy": DeliverPolicy.ALL}
+            )
+            config = ConsumerConfig(
+                ack_policy=AckPolicy.NONE,
+                filter_subjects=self.filter_subjects(),
+                inactive_threshold=_INACTIVE_SECONDS,
+                mem_storage=True,
+                **start,
+            )
             try:
-                sub = await self._js.subscribe(
+                sub = await self._js.pull_subscribe(
                     self._subjects.objects_root + ".>",
                     stream=self._subjects.objects_stream,
-                    cb=self._pushed,
-                    ordered_consumer=True,
-                    idle_heartbeat=_HEARTBEAT_SECONDS,
                     config=config,
                 )
-                break
+                if not self._loaded and (await sub.consumer_info()).num_pending == 0:
+                    self._loaded = True  # nothing of ours in the stream yet
+                    self._notify()
+                try:
+                    quiet = 0
+                    while True:
+                        try:
+                            batch = await fetch_ready(sub, _BATCH, wait=1)
+                        except TimeoutError:  # nats-py's, or asyncio's on a late reply
+                            quiet += 1
+                            if quiet % _QUIET_FETCHES == 0:
+                                # A quiet stream, or our consumer lost with the node that
+                                # held it: a fetch then just times out, for ever. Ask; a
+                                # consumer gone raises, and a new one resumes below.
+                                await sub.consumer_info()
+                            continue
+                        quiet = 0
+                        for msg in batch:
+                            self._on_message(msg)
+                        self._notify()
+                finally:
+                    with contextlib.suppress(Exception):
+                        await sub.unsubscribe()
             except (NatsError, OSError) as exc:
-                log.warning("read model: %s; subscribing again", exc)
+                log.warning("read model: %s; resuming after sequence %d", exc, self.sequence)
                 await asyncio.sleep(1)
-        try:
-            if not self._loaded and (await sub.consumer_info()).num_pending == 0:
-                self._loaded = True  # nothing of ours in the stream yet
-                self._notify()
-            await broken  # nats-py delivers to _pushed until cancelled, or it fails
-        finally:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
-
-    async def _pushed(self, msg: Msg) -> None:
-        try:
-            self._on_message(msg)
-        except Exception as exc:  # nats-py would log it and go on: the model is broken
-            if self._broken is not None and not self._broken.done():
-                self._broken.set_exception(exc)
-            raise
-        # Waiters look once per burst: the messages nats-py holds are all applied before
-        # the loop turns (applying one never waits), then the call below runs.
-        if not self._notifying:
-            self._notifying = True
-            asyncio.get_running_loop().call_soon(self._notify)
 
     def _notify(self) -> None:
-        # Waiters look once per burst, not once per message: a wait for a thousand pods
+        # Waiters look once per batch, not once per message: a wait for a thousand pods
         # would otherwise check them a thousand times.
-        self._notifying = False
         self._changed.set()
         self._changed = asyncio.Event()
 
