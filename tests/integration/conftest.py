@@ -11,11 +11,12 @@ import pytest
 from kubernetes_asyncio.client.api_client import ApiClient
 from nats.aio.client import Client as NatsClient
 from nats.js.errors import NotFoundError
+from opentelemetry import trace
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from gangway_contracts.subjects import Subjects
-from gangway_runtime.tracing import setup_tracing
+from gangway_runtime.tracing import tracer_provider
 from tests.support import environment
 from tests.support.kai import QUEUE, ensure_queue
 from tests.support.kube import admin_client
@@ -33,7 +34,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def spans() -> InMemorySpanExporter:
     """Every span the services in this process finish, as the OTLP exporter would see them."""
     exporter = InMemorySpanExporter()
-    setup_tracing("gangway-tests").add_span_processor(SimpleSpanProcessor(exporter))
+    provider = tracer_provider("gangway-tests")
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)  # the services' setup_tracing keeps it
     return exporter
 
 

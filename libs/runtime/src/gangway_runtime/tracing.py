@@ -42,7 +42,7 @@ def tracer_provider(service_name: str) -> TracerProvider:
         resource = resource.merge(Resource({SERVICE_NAME: service_name}))
     provider = TracerProvider(resource=resource)
     env = os.environ
-    if env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+    if exporting(env):
         provider.add_span_processor(BatchSpanProcessor(_exporter(env)))
     return provider
 
@@ -66,15 +66,29 @@ def _exporter(env: Mapping[str, str]) -> SpanExporter:
     raise TracingSettingError(f"{variable}: {protocol!r} is not supported: grpc or http/protobuf")
 
 
-def setup_tracing(service_name: str) -> TracerProvider:
+def setup_tracing(service_name: str) -> TracerProvider | None:
     """Install the SDK for this process (see ``tracer_provider``), once: a service started
-    again in the same process (after a stream reset) keeps the provider it has."""
+    again in the same process (after a stream reset) keeps the provider it has. Only where
+    spans go somewhere (an OTLP endpoint is set): without one, OpenTelemetry's API alone
+    runs, which makes no span and carries the context it is given — the workload's trace id
+    still travels in headers, annotations and journal entries, and a service downstream
+    that exports still records the workload. Making spans nobody exported was a tenth of
+    the watcher's busy time (a span for each object it mirrors)."""
     installed = trace.get_tracer_provider()
     if isinstance(installed, TracerProvider):
         return installed
+    if not exporting(os.environ):
+        return None
     provider = tracer_provider(service_name)
     trace.set_tracer_provider(provider)
     return provider
+
+
+def exporting(env: Mapping[str, str]) -> bool:
+    """Whether OpenTelemetry's variables send spans anywhere."""
+    return bool(
+        env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    )
 
 
 def workload_context(uid: str, sampler: Sampler | None = None) -> Context:
