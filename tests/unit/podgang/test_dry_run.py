@@ -48,3 +48,11 @@ def test_one_pod_of_each_clique_made_as_podgang_makes_it() -> None:
         assert "name" not in pod["metadata"]
         assert pod["metadata"]["generateName"].endswith(f"-{cliques[at].name}-0-")
         assert {"name": PODGANG_PENDING_CREATION_GATE} in pod["spec"]["schedulingGates"]
+
+
+def test_the_samples_of_many_replicas_are_the_first_replicas_pods() -> None:
+    """Ten thousand replicas sample what one does: the first replica's pods, planned alone."""
+    doc = fixture("podcliquesets/disaggregated-inference.yaml")
+    one = from_object({**doc, "spec": {**doc["spec"], "replicas": 1}}, PodCliqueSet)
+    many = from_object({**doc, "spec": {**doc["spec"], "replicas": 10_000}}, PodCliqueSet)
+    assert sample_pods(many, "gangway:test") == sample_pods(one, "gangway:test")
