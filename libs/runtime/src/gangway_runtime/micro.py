@@ -4,6 +4,7 @@ went (the backend kit's and podgang's services)."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -16,7 +17,7 @@ from nats.micro.request import Request
 from opentelemetry.trace import Tracer
 
 from gangway_contracts.codec import MALFORMED, to_json
-from gangway_runtime import tracing
+from gangway_runtime import tasks, tracing
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -92,3 +93,35 @@ def endpoint(
             await request.respond(to_json(reply))
 
     return handle
+
+
+class SideBySide:
+    """A micro service handler whose requests are answered side by side, at most
+    ``at_most`` at once (then the subscription waits): nats-py hands a subscription's
+    messages to its handler one after another, so an answer waiting on the API server held
+    every request behind it (admission's dry runs timed out behind each other when ten
+    thousand PodCliqueSets came at once). The answers under way are this object's:
+    :meth:`stop` ends them."""
+
+    def __init__(self, handler: Callable[[Request], Awaitable[None]], at_most: int) -> None:
+        self._handler = handler
+        self._slots = asyncio.Semaphore(at_most)
+        self._answering: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, request: Request) -> None:
+        await self._slots.acquire()
+        answering = asyncio.create_task(self._answer(request))
+        self._answering.add(answering)
+        answering.add_done_callback(self._done)
+
+    async def _answer(self, request: Request) -> None:
+        await self._handler(request)
+
+    def _done(self, answering: asyncio.Task[None]) -> None:
+        # A callback, not a finally: a task stopped before it started runs no finally.
+        self._answering.discard(answering)
+        self._slots.release()
+
+    async def stop(self) -> None:
+        for answering in list(self._answering):
+            await tasks.stop(answering)
