@@ -56,18 +56,25 @@ def services_to_write(
     """(Services to create or change back, Services no longer planned). ``focus``: these
     gangs alone, deleting nothing (as :func:`decide.decide`)."""
     uid = pcs.metadata.uid
+    # The replicas looked at: a partial decision's alone (each replica's base gang is named
+    # as its Service), not every replica of a 10 000-replica workload each time.
+    replicas: Collection[int] = (
+        range(pcs.spec.replicas)
+        if focus is None
+        else {g.pcs_replica for g in plan.gangs if g.is_base and g.name in focus}
+    )
     waited: dict[int, set[str]] = {}  # per replica: the cliques others wait on
     for gang in plan.gangs:
-        for group in gang.podgroups:
-            waited.setdefault(gang.pcs_replica, set()).update(n for n, _ in group.waits_on)
+        if gang.pcs_replica in replicas:
+            for group in gang.podgroups:
+                if group.waits_on:
+                    waited.setdefault(gang.pcs_replica, set()).update(n for n, _ in group.waits_on)
     writes: list[ServiceWrite] = []
     wanted: set[str] = set()
-    for replica in range(pcs.spec.replicas):
+    for replica in sorted(replicas):
         base = service_name(pcs.metadata.name, replica)  # the replica's base gang's name too
         names = [base, *sorted(waited.get(replica, ()))]
         wanted.update(names)
-        if focus is not None and base not in focus:
-            continue  # a partial decision: not built for the replicas it does not look at
         for name in names:
             if name == base:
                 desired = headless_service(pcs, replica)
