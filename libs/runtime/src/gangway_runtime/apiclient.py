@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import asyncio.sslproto
 import contextlib
+import copy
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -108,6 +109,14 @@ class ApiSession:
         self.client = client
         self._owned = owned  # closed with the session; else its owner closes it
 
+    def sibling(self, connections: int) -> ApiSession:
+        """Another pool of ``connections`` to the same API server, with the same
+        credentials (renewed the same way): for requests that must not queue behind this
+        session's (a webhook's question behind a large workload's writes)."""
+        configuration = copy.copy(self.client.configuration)
+        configuration.connection_pool_maxsize = connections
+        return ApiSession(_client(configuration))
+
     @property
     def server(self) -> str:
         host: str | None = self.client.configuration.host
@@ -177,14 +186,19 @@ async def api_client(kubeconfig: Path | None = None, connections: int = CONNECTI
     except AssertionError:  # kubernetes-asyncio's word for "no such context or cluster"
         raise KubeconfigError(f"{source}: cannot be used (no current context)") from None
     _proxy_from_environment(configuration)
+    return ApiSession(_client(configuration))
+
+
+def _client(configuration: Configuration) -> ApiClient:
     client = ApiClient(configuration)
     client.user_agent = "gangway"
     # aiohttp's session under kubernetes-asyncio trusts the environment: on every request
     # it would look up a proxy for the URL and ~/.netrc in a worker thread (a tenth of
     # podgang's CPU in ScaleTest_1000, bench/RESULTS.md). The proxy is looked up once,
-    # above; the API server authenticates by token or certificate, never by netrc.
+    # into the configuration; the API server authenticates by token or certificate, never
+    # by netrc.
     client.rest_client.pool_manager._trust_env = False
-    return ApiSession(client)
+    return client
 
 
 def _proxy_from_environment(configuration: Configuration) -> None:

@@ -162,8 +162,13 @@ async def serve_dry_runs(
         description="Gangway podgang: would the API server take a PodCliqueSet's pods",
     )
 
+    # Connections of their own: on a large workload the reconcile's writes keep every
+    # connection of the service's pool busy, and dry runs queued behind them past
+    # admission's deadline.
+    asking = Kube(kube.api.sibling(DRY_RUNS_AT_ONCE))
+
     def answer(asked: DryRunPodsRequest) -> Awaitable[DryRunPodsReply]:
-        return dry_run_pods(kube, asked.podcliqueset, startup_image)
+        return dry_run_pods(asking, asked.podcliqueset, startup_image)
 
     # A failure is a 500: the webhook decides by its failure policy.
     handler = endpoint("dry-run pods", DryRunPodsRequest, answer, tracer=tracer)
@@ -178,3 +183,4 @@ async def serve_dry_runs(
     finally:
         await service.stop()
         await answering.stop()
+        await asking.api.close()
