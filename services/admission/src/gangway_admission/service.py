@@ -88,7 +88,7 @@ async def listening(
         review_timeout=settings.review_timeout_seconds,
         service=subjects.service_name(NAME),
         dry_run=(
-            NatsPodgang(nc, subjects, settings.backend_timeout_seconds)
+            NatsPodgang(nc, subjects, settings.dry_run_timeout_seconds)
             if settings.dry_run_pods
             else None
         ),

@@ -20,6 +20,11 @@ class AdmissionSettings(LimitSettings):
     tls_reload_seconds: Seconds = 10.0
     # A backend not answering within this is unavailable for this review.
     backend_timeout_seconds: Seconds = 3.0
+    # podgang not answering the dry run of the pods within this: the same. Longer: its
+    # loop also builds every workload's objects, and with 10 000 PodCliqueSets submitted
+    # at once beside four of 10 000 replicas, 3 s refused some (bench/RESULTS.md); asked
+    # beside the backend, so it may take the review's time less a second.
+    dry_run_timeout_seconds: Seconds = 7.0
     # Every review is answered within this, whatever happens; keep it under the
     # ValidatingWebhookConfiguration's timeoutSeconds (10 in deploy/).
     review_timeout_seconds: Seconds = 8.0
