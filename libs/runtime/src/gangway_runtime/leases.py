@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Hashable, Iterable
 from typing import Final
 
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
@@ -161,7 +162,10 @@ class Leases:
         while True:
             await asyncio.sleep(self._linger / 2)
             due = loop.time() - self._linger
-            await self._let_go([token for token, at in self._idle.items() if at <= due])
+            try:
+                await self._let_go([token for token, at in self._idle.items() if at <= due])
+            except (NatsError, TimeoutError) as exc:  # the bus away: those lapse instead
+                log.warning("leases not let go: %s", exc)
 
     async def let_go_all(self) -> None:
         """Free every lease this process holds (stopping: its successor need not wait)."""
