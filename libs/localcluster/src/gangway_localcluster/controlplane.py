@@ -238,6 +238,10 @@ class ControlPlane(processes.Supervised):
                     f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
                     f"--initial-cluster=default=http://127.0.0.1:{peer}",
                     "--unsafe-no-fsync=true",  # test data: durability buys nothing here
+                    # etcd's 8 GiB ceiling, not its 2 GiB default: 22 000 pods and 11 000
+                    # PodGangs filled 455 MB of it, so 100 000 pods would reach the default
+                    # (etcd then refuses every write). Space is taken only as it is used.
+                    "--quota-backend-bytes=8589934592",
                     "--log-level=warn",
                 ],
                 self.workdir / "logs" / "etcd.log",
