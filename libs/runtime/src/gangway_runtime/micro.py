@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -65,7 +65,7 @@ def endpoint(
     *,
     tracer: Tracer,
     counted: Callable[[str], None] = lambda _: None,
-) -> Callable[[Request], Awaitable[None]]:
+) -> Callable[[Request], Coroutine[Any, Any, None]]:
     """A micro service handler: the request decoded as ``request_type`` (400 if it is not
     one), ``answer``'s reply sent (500, logged, if it raises: the caller decides what then),
     in a span ``name`` under the caller's trace; ``counted`` told the outcome (malformed,
@@ -103,19 +103,18 @@ class SideBySide:
     thousand PodCliqueSets came at once). The answers under way are this object's:
     :meth:`stop` ends them."""
 
-    def __init__(self, handler: Callable[[Request], Awaitable[None]], at_most: int) -> None:
+    def __init__(
+        self, handler: Callable[[Request], Coroutine[Any, Any, None]], at_most: int
+    ) -> None:
         self._handler = handler
         self._slots = asyncio.Semaphore(at_most)
         self._answering: set[asyncio.Task[None]] = set()
 
     async def __call__(self, request: Request) -> None:
         await self._slots.acquire()
-        answering = asyncio.create_task(self._answer(request))
+        answering = asyncio.create_task(self._handler(request))
         self._answering.add(answering)
         answering.add_done_callback(self._done)
-
-    async def _answer(self, request: Request) -> None:
-        await self._handler(request)
 
     def _done(self, answering: asyncio.Task[None]) -> None:
         # A callback, not a finally: a task stopped before it started runs no finally.
