@@ -66,22 +66,47 @@ def volcano_podgroup(phase: str, *conditions: tuple[str, str, str, str]) -> dict
     }
 
 
+# vc-scheduler 1.10's words for a gang it tried and could not place (JobInfo.FitError), and
+# for one whose pods are all gated: the same reason, no origin.
+TRIED_NO_ROOM = (
+    "4/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, 4 minAvailable; "
+    "Pending: 4 Unschedulable. Origin reason is g-0: 0/3 nodes are unavailable: "
+    "3 Insufficient nvidia.com/gpu."
+)
+ALL_GATED = (
+    "2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; "
+    "Pending: 2 Unschedulable"
+)
+
+
 def test_volcano_says_the_newest_condition_and_leaves_too_few_pods_to_podgang() -> None:
-    no_room = ("Unschedulable", "NotEnoughResources", "4/4 tasks in gang unschedulable", "t2")
+    no_room = ("Unschedulable", "NotEnoughResources", TRIED_NO_ROOM, "t2")
     placed = ("Scheduled", "tasks in gang are ready to be scheduled", "", "t3")
     gated = ("Unschedulable", "NotEnoughTasks", "0/4 tasks valid", "t1")
     assert volcano.view_of(volcano_podgroup("Inqueue", gated, no_room)) == why.Verdict(
-        "Unschedulable", "4/4 tasks in gang unschedulable"
+        "Unschedulable", TRIED_NO_ROOM
     )
     assert volcano.view_of(volcano_podgroup("Inqueue", no_room, placed)) is None
     assert volcano.view_of(volcano_podgroup("Pending", gated)) is None
     assert volcano.view_of(volcano_podgroup("Running", no_room)) is None
 
 
+def test_volcano_saying_no_room_for_pods_it_did_not_try_is_no_verdict() -> None:
+    """Every gang's pods wait behind Gangway's gate a moment, and vc-scheduler's gang plugin
+    closes those sessions in its no-room words: not a verdict (two PodGang writes a gang)."""
+    gated = ("Unschedulable", "NotEnoughResources", ALL_GATED, "t1")
+    assert volcano.view_of(volcano_podgroup("Inqueue", gated)) is None
+    backend = VolcanoBackend()
+    assert (
+        backend.view_also(podgang(), {VOLCANO_PODGROUPS.kind: [volcano_podgroup("Inqueue", gated)]})
+        == []
+    ), "let into its queue: the Queue is not read"
+
+
 def test_volcano_keeping_a_gang_out_of_a_capped_queue_is_over_quota() -> None:
     """Refused by the enqueue action: Pending, in no-room words. Over quota where the queue
     caps a resource the gang's minimum asks for; no room where it caps none."""
-    no_room = ("Unschedulable", "NotEnoughResources", "4/4 tasks in gang unschedulable", "t2")
+    no_room = ("Unschedulable", "NotEnoughResources", TRIED_NO_ROOM, "t2")
     capped = {
         "spec": {"capability": {"nvidia.com/gpu": "16", "cpu": "8"}},
         "status": {"allocated": {"nvidia.com/gpu": "16"}},
@@ -100,7 +125,7 @@ def test_volcano_keeping_a_gang_out_of_a_capped_queue_is_over_quota() -> None:
         assert found.reason == "Unschedulable"
         assert "is more than the cluster has free" in found.message
     assert volcano.view_of(volcano_podgroup("Inqueue", no_room), capped) == why.Verdict(
-        "Unschedulable", "4/4 tasks in gang unschedulable"
+        "Unschedulable", TRIED_NO_ROOM
     ), "let into its queue: no room"
 
 

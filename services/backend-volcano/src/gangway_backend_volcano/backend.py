@@ -85,9 +85,12 @@ class VolcanoBackend(KeepsResources):
     def view_also(
         self, podgang: PodGang, objects: Mapping[str, Sequence[Mapping[str, Any]]]
     ) -> list[ObjectKey]:
-        """The Queue the gang's PodGroup is in: its capability tells quota from room."""
+        """The Queue of a PodGroup not let into it: its capability tells quota from room
+        (a read from the store for each such message; none for the others)."""
         podgroups = objects.get(VOLCANO_PODGROUPS.kind)
-        queue = ((podgroups[-1].get("spec") or {}).get("queue")) if podgroups else None
+        if not podgroups or not view.kept_out(podgroups[-1]):
+            return []
+        queue = (podgroups[-1].get("spec") or {}).get("queue")
         return [ObjectKey(VOLCANO_QUEUES.kind, NAME, "", queue)] if queue else []
 
     async def validate_podcliqueset(

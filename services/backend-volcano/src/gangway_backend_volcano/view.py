@@ -4,7 +4,13 @@ vc-scheduler puts an ``Unschedulable`` condition on the PodGroup when a session 
 place the gang (``NotEnoughResources``, with its own words: "2/4 tasks in gang
 unschedulable: …"), and a ``Scheduled`` one once it did; the newest says how it stands.
 ``NotEnoughTasks`` (fewer pods than the minimum, e.g. while they are gated) is podgang's
-to say: the gang is not the scheduler's yet.
+to say: the gang is not the scheduler's yet. So is a gang whose pods are all still behind
+Gangway's gate: vc-scheduler 1.10 skips gated pods but its gang plugin still closes each
+session with ``NotEnoughResources`` ("2/2 tasks in gang unschedulable: pod group is not
+ready, 2 Pending, …", a TODO in its source), with no "Origin reason" — which every gang it
+did try and could not place carries (a node's fit error, or why it was not let in). Told
+as a verdict, each gang would have a SchedulerBlocked written and cleared again a second
+later: two PodGang writes a gang for nothing a user can act on.
 
 Each session's ``enqueue`` action first weighs a PodGroup's ``minResources`` against what
 its queue may still take — the queue's ``capability`` where it has one, else the whole
@@ -28,6 +34,13 @@ NOT_TRIED: Final = frozenset({"NotEnoughTasks", "NotEnoughPodsOfTask"})
 PLACED_PHASES: Final = frozenset({"Running", "Completed"})
 # Not let into its queue by the enqueue action.
 NOT_ENQUEUED: Final = "Pending"
+# How vc-scheduler's gang message goes on once a try of the gang failed (JobInfo.FitError).
+TRIED: Final = "Origin reason is"
+
+
+def kept_out(podgroup: Mapping[str, Any]) -> bool:
+    """Not let into its queue (yet): the one case the Queue's numbers say more."""
+    return (podgroup.get("status") or {}).get("phase") == NOT_ENQUEUED
 
 
 def view_of(
@@ -46,20 +59,22 @@ def view_of(
     if newest.get("reason") in NOT_TRIED:
         return None
     words = str(newest.get("message") or newest.get("reason") or "")
+    if not kept_out(podgroup):
+        # Let in: a verdict once its pods were tried; else they are still gated (or the
+        # session did not reach the gang), and its pods say the rest.
+        return why.Verdict(why.UNSCHEDULABLE, words) if TRIED in words else None
     spec = podgroup.get("spec") or {}
-    if status.get("phase") == NOT_ENQUEUED:
-        needed: Mapping[str, Any] = spec.get("minResources") or {}
-        queue_spec = (queue or {}).get("spec") or {}
-        capped = {n: v for n, v in (queue_spec.get("capability") or {}).items() if n in needed}
-        if capped:
-            return why.Verdict(why.OVER_QUOTA, _over_quota(spec, needed, capped, queue or {}))
-        return why.Verdict(
-            why.UNSCHEDULABLE,
-            f"Volcano keeps the gang out of queue {spec.get('queue')}: its minimum "
-            f"({_listed(needed)}) is more than the cluster has free (PodGroup Pending, "
-            f"not enqueued); {words}",
-        )
-    return why.Verdict(why.UNSCHEDULABLE, words or "Volcano cannot place the gang")
+    needed: Mapping[str, Any] = spec.get("minResources") or {}
+    queue_spec = (queue or {}).get("spec") or {}
+    capped = {n: v for n, v in (queue_spec.get("capability") or {}).items() if n in needed}
+    if capped:
+        return why.Verdict(why.OVER_QUOTA, _over_quota(spec, needed, capped, queue or {}))
+    return why.Verdict(
+        why.UNSCHEDULABLE,
+        f"Volcano keeps the gang out of queue {spec.get('queue')}: its minimum "
+        f"({_listed(needed)}) is more than the cluster has free (PodGroup Pending, "
+        f"not enqueued); {words}",
+    )
 
 
 def _over_quota(
