@@ -116,8 +116,7 @@ def _filling(podgang: PodGang) -> bool:
     (PodsPending). The pod references come with the next generation, which would leave a
     BackendSynced written now stale at once: a second write, and a second journal step, for
     every gang. Its resources are made now, early; the condition waits for the references."""
-    initialized = podgang.current_condition(labels.INITIALIZED)
-    return initialized is not None and initialized.status == "False"
+    return podgang.current_status(labels.INITIALIZED) is False
 
 
 def _step_id(podgang: PodGang) -> str:

@@ -576,8 +576,13 @@ class PodGang(Wire, frozen=True, kw_only=True):
     def holds_now(self, type_: str) -> bool:
         """The condition of that type is True for the PodGang as it is now (observed at its
         current generation)."""
+        return self.current_status(type_) is True
+
+    def current_status(self, type_: str) -> bool | None:
+        """The condition of that type's status at the current generation; None if unset or
+        stale."""
         found = self.current_condition(type_)
-        return found is not None and found.status == "True"
+        return None if found is None else found.status == "True"
 
 
 # --- ClusterTopologyBinding (cluster-scoped): topology level names → node-label keys --------

@@ -144,8 +144,7 @@ class Decision:
 
 def initialized_status(podgang: PodGang) -> bool | None:
     """The Initialized condition's status at the current generation; None if unset or stale."""
-    found = podgang.current_condition(labels.INITIALIZED)
-    return None if found is None else found.status == "True"
+    return podgang.current_status(labels.INITIALIZED)
 
 
 PENDING: Final = "Pending"
