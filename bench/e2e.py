@@ -14,8 +14,8 @@ process (as ``gangway up`` runs them), measured from outside the services.
     uv run python bench/e2e.py --scheduler volcano                # ScaleTest_1000,
                                                      # Volcano's vc-scheduler
     uv run python bench/e2e.py --podcliquesets 100 --replicas 5   # 100 submitted at once
-    uv run python bench/e2e.py --podcliquesets 4 --replicas 10000 --small 10000 --nodes 1000
-                                                     # 100 000 pods: 4 large, 10 000 small
+    uv run python bench/e2e.py --no-gang --podcliquesets 4 --replicas 10000 --small 10000 \
+        --nodes 500 --no-default-spreading           # 100 000 pods: 4 large, 10 000 small
 
 Its own control plane (etcd + kube-apiserver with Gangway's and KAI's CRDs, no controller
 manager; with ``--nodes`` > 0 kube-scheduler and kwok with that many nodes, for
@@ -153,6 +153,7 @@ class Run:
     small: int = 0  # and this many PodCliqueSets of one gang each
     interval: float = 0.0  # seconds between two PodCliqueSets' submissions (0: all at once)
     floor: bool = False  # then the floor, on the same control plane (bench/floor.py)
+    default_spreading: bool = True  # kube-scheduler's system-default topology spreading
 
     @property
     def placed(self) -> bool:
@@ -317,6 +318,7 @@ async def bench(run: Run) -> dict[str, Any]:
             crds=crd_files(schedulers=True),
             scheduling=run.placed,
             schedulers={local.backend: local.scheduler_name} if local else {},
+            default_spreading=run.default_spreading,
         ) as cp,
         NatsServer.start() as server,
     ):
@@ -553,6 +555,7 @@ def _report(run: Run, m: Measured) -> dict[str, Any]:
     return {
         "scheduler": run.scheduler + (" (Workload API)" if gang_on else ""),
         "kwok nodes": run.nodes if run.placed else "none: no scheduler, ends at gates lifted",
+        "kube-scheduler's default spreading": "on" if run.default_spreading else "off",
         "PodCliqueSets × gangs each": f"{run.podcliquesets} × {run.replicas}"
         + (f" + {run.small} × 1" if run.small else ""),
         "gangs / pods": f"{run.gangs} / {run.pods}",
@@ -636,6 +639,13 @@ def main() -> None:
         default=100,
         help="kwok nodes for the scheduler to place on (0: no scheduler, end at gates lifted)",
     )
+    parser.add_argument(
+        "--default-spreading",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="kube-scheduler's system-default topology spreading; off for 100 000 pods, where "
+        "it lists every Service of a pod's namespace for each pod (bench/RESULTS.md)",
+    )
     args = parser.parse_args()
     print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     run = Run(
@@ -647,6 +657,7 @@ def main() -> None:
         small=args.small,
         interval=args.interval,
         floor=args.floor,
+        default_spreading=args.default_spreading,
     )
     for key, value in asyncio.run(bench(run)).items():
         if isinstance(value, dict):

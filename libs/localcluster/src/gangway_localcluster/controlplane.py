@@ -134,6 +134,12 @@ class ControlPlane(processes.Supervised):
     # The other backends' schedulers running, by backend → the schedulerName each serves.
     schedulers: dict[str, str] = field(default_factory=dict)
     kueue: bool = False  # Kueue's manager runs (start_kueue)
+    # kube-scheduler's system-default topology spreading (PodTopologySpread with no
+    # constraints of the pod's own): on, as a cluster has it. Its cost grows with the
+    # namespace: for each pod it lists every Service there to find those selecting the pod
+    # (Grove's headless Service per PodCliqueSet replica does), then counts the matching pods
+    # on every node — at 40 000 Services in one namespace, 80 ms of CPU a pod (bench/RESULTS.md).
+    default_spreading: bool = True
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -148,6 +154,7 @@ class ControlPlane(processes.Supervised):
         scheduling: bool = False,
         schedulers: Mapping[str, str] | None = None,
         in_cluster_address: str | None = None,
+        default_spreading: bool = True,
     ) -> ControlPlane:
         """Start everything; ``crds`` are installed before the controller manager starts,
         so its garbage collector watches them from its first discovery (else ~30 s later).
@@ -156,7 +163,8 @@ class ControlPlane(processes.Supervised):
         :data:`LOCAL_SCHEDULERS`) → the schedulerName it serves, each with its CRDs.
         ``in_cluster_address``: serve a real node's pods too: listen and advertise there
         (the ``kubernetes`` Service's endpoint), with ServiceAccount tokens and the
-        controllers in-cluster clients and the chart need."""
+        controllers in-cluster clients and the chart need. ``default_spreading``: see the
+        field."""
         schedulers = dict(schedulers or {})
         if unknown := sorted(set(schedulers) - set(LOCAL_SCHEDULERS)):
             known = ", ".join(LOCAL_SCHEDULERS)
@@ -199,6 +207,7 @@ class ControlPlane(processes.Supervised):
             _admin=admin,
             _owns_workdir=owns,
             address=address,
+            default_spreading=default_spreading,
         )
         try:
             cp._etcd_url = cp._start_etcd()
@@ -388,18 +397,21 @@ class ControlPlane(processes.Supervised):
 
     def _start_scheduler(self) -> None:
         """kube-scheduler with the default profile, in which the Workload API's gates put
-        the GangScheduling plugin; ready once its /readyz answers."""
+        the GangScheduling plugin; ready once its /readyz answers. Without default spreading,
+        that profile from a configuration file whose PodTopologySpread has no defaults."""
         port = processes.free_port()
+        connection = [f"--kubeconfig={self.kubeconfig}", "--leader-elect=false"]
+        if not self.default_spreading:
+            connection = [f"--config={self._no_default_spreading()}"]
         self._serve(
             "kube-scheduler",
             [
                 self.binaries.kube_scheduler,
-                f"--kubeconfig={self.kubeconfig}",
+                *connection,
                 f"--authentication-kubeconfig={self.kubeconfig}",
                 f"--authorization-kubeconfig={self.kubeconfig}",
                 # No front proxy here: do not look for its CA (else an error every second).
                 "--authentication-skip-lookup=true",
-                "--leader-elect=false",
                 "--bind-address=127.0.0.1",
                 f"--secure-port={port}",
                 f"--feature-gates={self.feature_gates}",
@@ -408,6 +420,33 @@ class ControlPlane(processes.Supervised):
             f"https://127.0.0.1:{port}/readyz",
             context=_unverified(),
         )
+
+    def _no_default_spreading(self) -> Path:
+        """kube-scheduler's configuration (the connection the flags give otherwise) with
+        PodTopologySpread's system defaults off: spreading only where a pod asks for it."""
+        spread = {"defaultingType": "List", "defaultConstraints": []}
+        profile = {
+            "schedulerName": "default-scheduler",
+            "pluginConfig": [{"name": "PodTopologySpread", "args": spread}],
+        }
+        return self._scheduler_config("kube-scheduler", profile)
+
+    def _scheduler_config(self, binary: str, profile: dict[str, Any]) -> Path:
+        """A kube-scheduler build's configuration file: this control plane, no leader
+        election, one profile."""
+        config = self.workdir / f"{binary}-config.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "leaderElection": {"leaderElect": False},
+                    "clientConnection": {"kubeconfig": str(self.kubeconfig)},
+                    "profiles": [profile],
+                }
+            )
+        )
+        return config
 
     def _start_kwok(self) -> None:
         """kwok for the nodes :meth:`add_nodes` makes (and only those: it picks them by
@@ -477,19 +516,8 @@ class ControlPlane(processes.Supervised):
     ) -> None:
         """``second`` with one profile, ``scheduler_name``; ready once its ready path
         answers."""
-        config = self.workdir / f"{binary.name}-config.yaml"
         profile = {"schedulerName": scheduler_name, "plugins": dict(second.plugins)}
-        config.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "kubescheduler.config.k8s.io/v1",
-                    "kind": "KubeSchedulerConfiguration",
-                    "leaderElection": {"leaderElect": False},
-                    "clientConnection": {"kubeconfig": str(self.kubeconfig)},
-                    "profiles": [profile],
-                }
-            )
-        )
+        config = self._scheduler_config(binary.name, profile)
         port = processes.free_port()
         self._serve(
             binary.name,
