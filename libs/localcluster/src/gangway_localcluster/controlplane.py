@@ -48,7 +48,9 @@ from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool, is_ready
 # without conversion, so a control plane pins one minor).
 WORKLOAD_API: Final = {35: "v1alpha1", 36: "v1alpha2", 37: "v1beta1", 38: "v1beta1"}
 SERVICE_CIDR: Final = "10.0.0.0/24"
-POD_CIDR: Final = "10.128.0.0/16"  # kwok's pod IPs: apart from the service range
+# kwok's pod IPs: apart from the service range, and room for a million pods (a /16 ran out
+# at 65 534: kwok then wrote IPs beyond it, which the API server refused, again and again).
+POD_CIDR: Final = "10.128.0.0/12"
 # kube-scheduler logs little at verbosity 1; an unplaceable gang is retried without backoff,
 # so its log is capped all the same.
 SCHEDULER_VERBOSITY: Final = 1
