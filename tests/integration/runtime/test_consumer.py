@@ -1,6 +1,7 @@
 """The consumer kit against a real nats-server: long handlings kept alive and never handed
 to a second replica, one key at one replica at a time, transient failures retried past the
-attempt limit while others go to dead letter, and keys taken up with no message at all."""
+attempt limit while others go to dead letter, keys taken up with no message at all, and a
+message alone taken with one pull request, several with two."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from functools import partial
 
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
+from nats.js.api import ConsumerConfig
 from prometheus_client import REGISTRY
 
 from gangway_contracts.durables import Durable
 from gangway_contracts.subjects import ObjectKey, Subjects
 from gangway_runtime import tasks
-from gangway_runtime.consumer import Consumer, Route, Transient
+from gangway_runtime.consumer import Consumer, Route, Transient, fetch_ready
 from gangway_runtime.settings import ConsumerSettings, StreamSettings
 from gangway_runtime.streams import ensure_streams
 from tests.support.store import dead_letters, eventually
@@ -148,3 +150,38 @@ async def test_the_backlog_is_counted_from_the_servers_consumer(
         await eventually(counted, lambda pending: pending >= 2)
         await eventually(lambda: asyncio.sleep(0, handler.handled), lambda h: len(h) == 5)
         await eventually(counted, lambda pending: pending == 0)
+
+
+async def test_a_message_alone_is_taken_with_one_pull_request(
+    nc: NatsClient, subjects: Subjects
+) -> None:
+    """A second pull for more than the server holds stays open until it expires (every
+    lone message then waited for it): fetch_ready asks again only for what the first
+    message says is pending."""
+    js = nc.jetstream()
+    await ensure_streams(js, subjects, StreamSettings(storage="memory"))
+    durable = subjects.service_name("pulls")
+    await js.add_consumer(subjects.objects_stream, ConsumerConfig(durable_name=durable))
+    sub = await js.pull_subscribe_bind(durable=durable, stream=subjects.objects_stream)
+    pulls: list[Msg] = []
+
+    async def pulled(msg: Msg) -> None:
+        pulls.append(msg)
+
+    counting = await nc.subscribe(
+        f"$JS.API.CONSUMER.MSG.NEXT.{subjects.objects_stream}.{durable}", cb=pulled
+    )
+    try:
+        await publish(nc, subjects, "alone")
+        alone = await fetch_ready(sub, 16, wait=5)
+        await nc.flush()
+        after_alone = len(pulls)
+        await publish(nc, subjects, "a", "b", "c")
+        several = await fetch_ready(sub, 16, wait=5)
+        await nc.flush()
+    finally:
+        await counting.unsubscribe()
+    assert [m.subject.rsplit(".", 1)[-1] for m in alone] == ["alone"]
+    assert after_alone == 1
+    assert [m.subject.rsplit(".", 1)[-1] for m in several] == ["a", "b", "c"]
+    assert len(pulls) == 3, "the first message, then the two it said were pending"

@@ -213,21 +213,24 @@ class KeyQueue(Generic[K, M]):
         return not self._waiting and not self._active and not self._parked
 
 
-# How long the second fetch of fetch_ready waits for the server's answer: it answers at once
-# (what it holds, or that it holds nothing), so this only bounds a lost reply.
+# How long the second fetch of fetch_ready may wait: it asks only for messages the server
+# said it holds, which it sends at once, so this only bounds one another replica took first.
 _DRAIN_SECONDS: Final = 0.05
 
 
 async def fetch_ready(sub: JetStreamContext.PullSubscription, batch: int, wait: float) -> list[Msg]:
     """Up to ``batch`` messages as soon as there is one: the first (waiting up to ``wait``
-    s; TimeoutError when none came), then whatever else the server already holds. nats-py's
-    ``fetch(batch)`` waits on after a first message until ``batch`` have come or ``wait``
-    has passed, so one message arriving alone waited the full ``wait`` (seconds, for every
-    step of a gang)."""
+    s; TimeoutError when none came), then as many more as it says the server holds.
+
+    nats-py's ``fetch(batch)`` waits on after a first message until ``batch`` have come or
+    ``wait`` has passed; and asked for more than it holds, the server holds the request
+    open until it expires. So a message arriving alone must not be followed by a second
+    fetch: it waited that fetch's whole time (50 ms on every step of every gang)."""
     found = await sub.fetch(1, timeout=wait)
-    if batch > 1:
-        with contextlib.suppress(TimeoutError):  # nats-py's is one too: nothing more held
-            found += await sub.fetch(batch - 1, timeout=_DRAIN_SECONDS)
+    more = min(batch - 1, found[0].metadata.num_pending or 0)
+    if more > 0:
+        with contextlib.suppress(TimeoutError):  # nats-py's is one too: taken meanwhile
+            found += await sub.fetch(more, timeout=_DRAIN_SECONDS)
     return found
 
 
