@@ -7,6 +7,12 @@ from gangway_runtime.settings import ConsumerSettings, LimitSettings, Positive, 
 
 
 class PodgangSettings(LimitSettings, ConsumerSettings):
+    # PodCliqueSets reconciled at once by one replica. A reconcile mostly waits (for its
+    # writes, then for them to be mirrored) and a large PodCliqueSet's holds its worker
+    # until every gang is made: with the kit's 8, four 10 000-gang workloads left four
+    # workers to 10 000 one-gang ones, 14 s each under that load (bench/RESULTS.md). API
+    # writes stay bounded by write_concurrency, whatever this is.
+    workers: Positive = 32
     # API writes in flight at once across all PodCliqueSets (pod creates, gate lifts…).
     write_concurrency: Positive = 32
     # How long a prepare-pods or validate request waits for the backend.
