@@ -48,8 +48,9 @@ from gangway_localcluster.nodes import MANAGED_BY_KWOK, NodePool, is_ready
 # without conversion, so a control plane pins one minor).
 WORKLOAD_API: Final = {35: "v1alpha1", 36: "v1alpha2", 37: "v1beta1", 38: "v1beta1"}
 SERVICE_CIDR: Final = "10.0.0.0/24"
-# kwok's pod IPs: apart from the service range, and room for a million pods (a /16 ran out
-# at 65 534: kwok then wrote IPs beyond it, which the API server refused, again and again).
+# kwok's pod IPs: apart from the service range, and room for a million pods (a /16 holds
+# 65 534, short of a 100 000-pod run). kwok's podIPs refusals ("no more than one IP for each
+# IP family") come on this range too: kwok replaying a stage from stale events (bench/RESULTS.md).
 POD_CIDR: Final = "10.128.0.0/12"
 # kube-scheduler logs little at verbosity 1; an unplaceable gang is retried without backoff,
 # so its log is capped all the same.
