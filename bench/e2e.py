@@ -45,6 +45,7 @@ import asyncio
 import json
 import os
 import platform
+import sys
 import tempfile
 import time
 import urllib.request
@@ -114,6 +115,7 @@ EVENTS: Final = "events"
 READ_VERBS: Final = frozenset({"GET", "LIST", "WATCH"})
 DONE_WITHIN: Final = 900.0
 POLL_EVERY: Final = 0.5
+PROGRESS_EVERY: Final = 300.0  # a long run says how far it has got, on stderr
 LIST_PAGE: Final = 2000
 SUBMITTING_AT_ONCE: Final = 100  # aiohttp's connections per client
 FLOOR_NAMESPACE: Final = "bench-floor"
@@ -365,9 +367,18 @@ async def _measure(
         submitted = time.time()
         submit_times = await _submit(kube, submissions, run.interval)
         deadline = time.monotonic() + run.done_within
-        while await journal_count(js, subjects, "GatesLifted") < run.gangs:
+        progress_at = time.monotonic() + PROGRESS_EVERY
+        while (lifted := await journal_count(js, subjects, "GatesLifted")) < run.gangs:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"gates not all lifted after {run.done_within:.0f} s")
+            if time.monotonic() > progress_at:
+                minutes = (time.time() - submitted) / 60
+                print(
+                    f"{minutes:.0f} min: {lifted} of {run.gangs} gangs' gates lifted",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                progress_at += PROGRESS_EVERY
             await asyncio.sleep(run.poll_every)
         polls = await _until_running(kube, NAMESPACE, deadline) if run.placed else 0
         await asyncio.sleep(3)  # the last status writes after the last gate or phase
