@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -171,3 +172,25 @@ async def test_relist_goes_on_past_stored_messages_that_are_not_records(
         found = await eventually(partial(last_record, js, subjects, subjects.object(new)), bool)
         assert found is not None
         assert not found.deleted
+
+
+async def test_relists_on_a_timer_only_where_a_period_is_set(
+    api: ApiClient, nc: NatsClient, subjects: Subjects, namespace: str
+) -> None:
+    """A watch misses nothing the API server keeps, and a relist stops the kind's mirroring
+    until its last page: by default the watcher relists only when it must (start, 410, a
+    failed list); with ``GANGWAY_RESYNC_SECONDS`` set, that often."""
+    js = nc.jetstream()
+    resources = [only_this_test(PODCLIQUESETS, namespace)]
+    await server_side_apply(api, podcliqueset(namespace, "a"), namespace)
+
+    async def resyncs() -> float:
+        count: float = metrics.RELISTS.labels(Kind.PODCLIQUESET, "resync")._value.get()
+        return count
+
+    before = await resyncs()
+    async with running_watcher(api, js, subjects, resources):
+        await asyncio.sleep(3)  # three of the periods below: no relist
+        assert await resyncs() == before
+    async with running_watcher(api, js, subjects, resources, resync_seconds=1):
+        await eventually(resyncs, lambda n: n >= before + 2)

@@ -10,7 +10,9 @@ from gangway_runtime.settings import Positive, Seconds, ServiceSettings
 
 
 class WatcherSettings(ServiceSettings):
-    resync_seconds: Seconds = 600.0
+    # A full relist of every kind this often; unset, only at start, on 410 Gone and after a
+    # failed list (a watch misses nothing; a relist holds the kind's changes back meanwhile).
+    resync_seconds: Seconds | None = None
     watch_timeout_seconds: Positive = 300
     list_page_size: Positive = 500
     max_in_flight: Positive = 256
