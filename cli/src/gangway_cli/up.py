@@ -246,7 +246,10 @@ def _until_interrupted(
     """Ready: the environment in --ready-file, the schedulers still missing built from now
     on; then wait for Ctrl-C (the caller's stack stops everything)."""
     if args.ready_file:
-        args.ready_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+        # Whole or not at all: whoever waits for the file reads it as soon as it exists.
+        unfinished = args.ready_file.with_name(args.ready_file.name + ".partial")
+        unfinished.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+        os.replace(unfinished, args.ready_file)
     if local and local.late:
         local.late.start()
     _wait_for_interrupt()
