@@ -360,7 +360,8 @@ async def _measure(
         submissions = run.podcliquesets_to_submit()
         nc = await nats.connect(server.url)
         js, subjects = nc.jetstream(), Subjects()
-        processes = _processes(cp, server, services)
+        controllers = {**services.pids(), **server.pids()}  # Gangway's processes, nats-server
+        processes = {**controllers, **cp.pids()}
         # CPU from submit on, as Grove's figure is: not the imports and the first lists.
         started = {name: proc_usage(pid)[0] for name, pid in processes.items()}
         before = await Snapshot.take(kube, server)
@@ -408,7 +409,7 @@ async def _measure(
             sent=after.sent - before.sent,
             stored=after.stored - before.stored,
             usage=usage,
-            controllers=[*services.pids(), *server.pids()],
+            controllers=list(controllers),
         ),
     )
 
@@ -515,10 +516,6 @@ def bound_at(pod: dict[str, Any]) -> float:
         if found["type"] == "PodScheduled" and found["status"] == "True":
             return datetime.fromisoformat(found["lastTransitionTime"]).timestamp()
     raise AssertionError(f"pod {pod['metadata']['name']} not bound")
-
-
-def _processes(cp: ControlPlane, server: NatsServer, services: LocalServices) -> dict[str, int]:
-    return {**services.pids(), **server.pids(), **cp.pids()}
 
 
 def _spread(values: list[float]) -> str:
