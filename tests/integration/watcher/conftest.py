@@ -9,6 +9,8 @@ from typing import Any
 
 from gangway_contracts import labels
 from gangway_contracts.resources import MirroredResource
+from gangway_contracts.subjects import Kind
+from gangway_watcher import metrics
 from tests.support.manifests import fixture
 
 TEST_LABEL = "gangway.dev/test"
@@ -65,3 +67,9 @@ def kai_podgroup(namespace: str, name: str) -> dict[str, Any]:
         "spec": {"minMember": 1, "queue": "team-a"},
     }
     return labelled(doc, namespace, name)
+
+
+def pcs_relists(reason: str) -> float:
+    """The PodCliqueSet relists this process's watchers made for ``reason`` so far."""
+    value: float = metrics.RELISTS.labels(Kind.PODCLIQUESET, reason)._value.get()
+    return value

@@ -18,8 +18,7 @@ from gangway_localcluster.crds import crd_files
 from gangway_localcluster.nats import NatsServer
 from gangway_runtime import bus
 from gangway_runtime.settings import ServiceSettings
-from gangway_watcher import metrics
-from tests.integration.watcher.conftest import only_this_test, podcliqueset
+from tests.integration.watcher.conftest import only_this_test, pcs_relists, podcliqueset
 from tests.support.kube import (
     admin_client,
     delete_object,
@@ -57,11 +56,6 @@ async def create_namespace(api: ApiClient, name: str) -> None:
     await server_side_apply(api, doc, "")
 
 
-def gone_count(reason: str) -> float:
-    value: float = metrics.RELISTS.labels(Kind.PODCLIQUESET, reason)._value.get()
-    return value
-
-
 async def test_api_server_restart_and_expired_watch_converge(
     own_control_plane: ControlPlane, nc: NatsClient, subjects: Subjects
 ) -> None:
@@ -89,7 +83,7 @@ async def test_api_server_restart_and_expired_watch_converge(
         path = await resource_path(api, podcliqueset(namespace, "b"), namespace)
         await merge_patch(api, path, {"metadata": {"labels": {"while": "away"}}})
         await asyncio.to_thread(own_control_plane.restart_apiserver)
-        gone_before = gone_count("gone")
+        gone_before = pcs_relists("gone")
 
         reflector.resource_version = away_at  # resume exactly where it stopped
         run = asyncio.create_task(reflector.run())
@@ -107,7 +101,7 @@ async def test_api_server_restart_and_expired_watch_converge(
             with contextlib.suppress(asyncio.CancelledError):
                 await run
     assert not final[(namespace, "c")].deleted
-    assert gone_count("gone") == gone_before + 1
+    assert pcs_relists("gone") == gone_before + 1
 
 
 async def test_two_watchers_store_each_change_once(

@@ -31,6 +31,7 @@ from gangway_watcher.settings import WatcherSettings
 from tests.integration.watcher.conftest import (
     kai_podgroup,
     only_this_test,
+    pcs_relists,
     pod,
     podcliqueset,
     podgang,
@@ -185,8 +186,7 @@ async def test_relists_on_a_timer_only_where_a_period_is_set(
     await server_side_apply(api, podcliqueset(namespace, "a"), namespace)
 
     async def resyncs() -> float:
-        count: float = metrics.RELISTS.labels(Kind.PODCLIQUESET, "resync")._value.get()
-        return count
+        return pcs_relists("resync")
 
     before = await resyncs()
     async with running_watcher(api, js, subjects, resources):
